@@ -1,0 +1,31 @@
+#pragma once
+// Device assignment (DESIGN §3). Precedence, lowest to highest:
+//   1. the target's fallback device (the default);
+//   2. the node's `device` annotation in the model;
+//   3. --assign rules, in command-line order (a later matching rule wins).
+// A rule's PATTERN is an op type ("Conv"), a node name ("@conv1"), or the
+// k-th node of an op type in topological order ("Conv#0"). A rule or an
+// annotation naming an unknown device is an error. A node whose device cannot
+// run its op, or one of its tensors' dtypes, goes to the fallback device and
+// is listed in Program::fallbacks; if the fallback cannot run it either, the
+// plan fails naming the node.
+
+#include <string>
+#include <vector>
+
+#include "baton/planner/program.h"
+
+namespace baton::planner {
+
+struct AssignRule {
+  std::string pattern;
+  std::string device;
+};
+
+// Parses "PATTERN=DEVICE".
+Result<AssignRule> ParseAssignRule(const std::string& text);
+
+// Fills program->node_device and program->fallbacks. Needs graph and target.
+Check AssignDevices(const std::vector<AssignRule>& rules, Program* program);
+
+}  // namespace baton::planner

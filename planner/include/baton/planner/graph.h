@@ -1,0 +1,93 @@
+#pragma once
+// The planner's graph IR. Op names and attribute semantics are ONNX's,
+// whatever the importer. Tensors and nodes are referred to by index; -1 marks
+// an absent optional input. Every pass is a function over this structure.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/plan_generated.h"
+#include "baton/planner/result.h"
+
+namespace baton::planner {
+
+using schema::DType;
+
+// "float32", "int64", ... ; nullopt for an unknown name.
+std::optional<DType> ParseDType(const std::string& name);
+const char* DTypeName(DType dtype);
+size_t DTypeBytes(DType dtype);
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;  // known after shape inference
+  bool shape_known = false;
+  bool is_constant = false;    // an initializer or a folded constant
+  std::vector<uint8_t> data;   // constants: little-endian element bytes
+
+  int64_t elements() const;    // product of shape (1 for a scalar)
+  size_t bytes() const { return static_cast<size_t>(elements()) * DTypeBytes(dtype); }
+  // Typed views of constant data; empty when dtype does not match.
+  std::vector<float> FloatData() const;
+  std::vector<int64_t> IntData() const;  // int64 or int32 constants widened
+};
+
+struct Attr {
+  enum class Kind { kInt, kFloat, kInts, kFloats, kString };
+  Kind kind = Kind::kInt;
+  int64_t i = 0;
+  float f = 0;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::string s;
+};
+
+struct Node {
+  std::string name;
+  std::string op;                       // ONNX op type, or "__copy"
+  std::vector<int> inputs;              // tensor indices, -1 = absent
+  std::vector<int> outputs;
+  std::map<std::string, Attr> attrs;
+  std::string device;                   // annotation from the model, "" if none
+  // Fused output activation y = clamp(x, min, max), set by the simplifier.
+  std::optional<std::pair<float, float>> clamp;
+
+  const Attr* FindAttr(const std::string& key) const;
+  int64_t GetInt(const std::string& key, int64_t fallback) const;
+  float GetFloat(const std::string& key, float fallback) const;
+  std::vector<int64_t> GetInts(const std::string& key) const;  // empty if absent
+  std::string GetString(const std::string& key, const std::string& fallback) const;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // non-constant graph inputs
+  std::vector<int> outputs;
+
+  // -1 when absent.
+  int FindTensor(const std::string& name) const;
+  // Appends a tensor and returns its index.
+  int AddTensor(Tensor tensor);
+  // Producer node of each tensor (-1 for graph inputs and constants).
+  std::vector<int> Producers() const;
+  // Node indices in a deterministic topological order (ties by node index);
+  // an error naming a node on the cycle if there is one.
+  Result<std::vector<int>> TopologicalOrder() const;
+};
+
+// The ops Baton can plan (ONNX names). Shape inference and lowering know them.
+bool IsSupportedOp(const std::string& op);
+
+// Structural validation: unique tensor and node names, every input/output
+// index in range, every non-constant tensor produced exactly once or a graph
+// input, graph outputs produced, no cycle, supported ops. Messages name the
+// node or tensor.
+Check Validate(const Graph& graph);
+
+}  // namespace baton::planner

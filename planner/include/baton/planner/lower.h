@@ -1,0 +1,35 @@
+#pragma once
+// Lowering from ONNX attributes to the plan's normalized operator parameters
+// (schema Params): explicit pads, non-negative axes, per-dimension slices,
+// constant operands folded into parameters. Kernels then need no ONNX
+// knowledge. Errors name the node.
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <vector>
+
+#include "baton/planner/program.h"
+
+namespace baton::planner {
+
+Result<schema::Op> OpFromName(const std::string& op);
+
+// The inputs the runtime kernel receives (constant operands that became
+// parameters are dropped; -1 keeps an absent optional input's place).
+std::vector<int> RuntimeInputs(const Graph& graph, const Node& node);
+
+struct LoweredParams {
+  schema::Params type = schema::Params::NONE;
+  flatbuffers::Offset<void> offset;
+};
+
+Result<LoweredParams> LowerParams(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
+                                  const Node& node);
+
+// Explicit pads (begin..., end...) for Conv/pool nodes, resolving auto_pad.
+std::vector<int64_t> ResolvePads(const Node& node, const std::vector<int64_t>& in_spatial,
+                                 const std::vector<int64_t>& kernel,
+                                 const std::vector<int64_t>& strides,
+                                 const std::vector<int64_t>& dilations);
+
+}  // namespace baton::planner

@@ -1,0 +1,34 @@
+#pragma once
+// .npy read and write (format versions 1.0-3.0, little-endian, C order) for
+// float32, int32, int64, uint8 and int8 arrays. Host only.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "baton/planner/graph.h"
+#include "baton/planner/result.h"
+
+namespace baton::planner {
+
+struct NpyArray {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;  // little-endian element bytes, C order
+
+  int64_t elements() const;
+  std::vector<float> FloatData() const;  // empty unless float32
+};
+
+Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what);
+Result<NpyArray> ReadNpy(const std::string& path);
+std::string SerializeNpy(const NpyArray& array);
+// Writes atomically (temporary file + rename).
+Check WriteNpy(const std::string& path, const NpyArray& array);
+
+// Whole-file helpers used by the tools; errors name the path.
+Result<std::string> ReadFile(const std::string& path);
+// Writes to PATH.tmp then renames, so a failure leaves nothing partial.
+Check WriteFileAtomic(const std::string& path, const std::string& bytes);
+
+}  // namespace baton::planner

@@ -1,0 +1,55 @@
+#pragma once
+// Graph simplification: the passes between import and device assignment.
+// Each pass is a function over the IR, testable alone. Passes that need
+// shapes expect InferShapes to have run; they keep every tensor's shape.
+// Determinism: nodes keep their relative order, new tensors are appended in
+// node order with names derived from existing ones, and unused tensors are
+// dropped with the survivors keeping their relative order.
+//
+// Graph output names are stable across every pass: when the tensor feeding a
+// removed node must survive as a graph output, its producer is rewired to
+// write that output instead.
+
+#include "baton/planner/graph.h"
+
+namespace baton::planner {
+
+// Removes Identity and Dropout nodes, rewiring consumers to the input. A
+// Dropout whose mask output is consumed is an error. A node that cannot be
+// removed without renaming a graph input, a constant or another graph output
+// (e.g. y = Identity(x) with both graph tensors) is kept as Identity.
+Check RemoveIdentities(Graph* graph);
+
+// Turns Constant nodes into constant tensors, and evaluates every node whose
+// inputs are all constant (and Shape of any tensor with a known shape) in the
+// planner: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Reshape,
+// Add/Sub/Mul/Div on int64...), data movement and elementwise activations on
+// constant data. Nodes whose outputs are graph outputs are kept. Needs shapes.
+Check FoldConstants(Graph* graph);
+
+// Replaces auto_pad on Conv, MaxPool and AveragePool with the equivalent
+// explicit `pads` attribute. Needs shapes.
+Check ResolveAutoPad(Graph* graph);
+
+// Folds BatchNormalization into the Conv (or Gemm, when its bias is per
+// output column) that produces its input, when that is exact: the producer's
+// output has no other consumer and is not a graph output, the producer has
+// no fused activation, and weights, bias and BN parameters are constants.
+// The folded weights and bias are new constant tensors. Other BN nodes stay.
+Check FoldBatchNorm(Graph* graph);
+
+// Fuses Relu and Clip (constant bounds) into the Conv, Gemm or float Add
+// that produces their input, setting Node::clamp, when the producer's output
+// has no other consumer and is not a graph output.
+Check FuseActivations(Graph* graph);
+
+// Drops tensors that no node, graph input or graph output references, and
+// renumbers the rest (keeping their order).
+void RemoveUnusedTensors(Graph* graph);
+
+// Runs InferShapes, RemoveIdentities, FoldConstants, ResolveAutoPad,
+// FoldBatchNorm, FuseActivations, RemoveUnusedTensors, then InferShapes and
+// Validate again.
+Check Simplify(Graph* graph);
+
+}  // namespace baton::planner

@@ -1,0 +1,69 @@
+#pragma once
+// Target descriptions (DESIGN §7): the SoC's devices, memory domains and
+// copy links. Parsed from target JSON; every error names the file and field.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "baton/plan_generated.h"
+#include "baton/planner/result.h"
+
+namespace baton::planner {
+
+struct Cost {
+  double macs_per_s = 1e9;
+  double bytes_per_s = 1e9;
+  double launch_s = 0;
+};
+
+struct TargetDomain {
+  std::string name;
+  uint64_t bytes = 0;       // capacity
+  uint32_t alignment = 16;  // power of two
+};
+
+struct TargetDevice {
+  std::string name;
+  schema::DeviceKind kind = schema::DeviceKind::Cpu;
+  bool all_ops = false;             // "ops": "*"
+  std::vector<std::string> ops;     // otherwise, ONNX op names
+  bool all_dtypes = false;          // "dtypes": "*"
+  std::vector<std::string> dtypes;  // default {"float32"}
+  Cost cost;
+  std::vector<int> domains;         // indices into Target::domains
+  bool Runs(const std::string& op) const;
+  bool Handles(const std::string& dtype) const;
+  bool Reaches(int domain) const;
+};
+
+struct TargetLink {
+  int from = -1;  // domain indices
+  int to = -1;
+  double bytes_per_s = 1e9;
+  double latency_s = 0;
+  std::string queue;  // DMA engine name, "" = destination device's queue
+};
+
+struct Target {
+  std::string name;
+  int fallback = 0;  // device index
+  std::vector<TargetDomain> domains;
+  std::vector<TargetDevice> devices;
+  std::vector<TargetLink> links;
+
+  int FindDevice(const std::string& name) const;  // -1 if absent
+  int FindDomain(const std::string& name) const;
+  // The link from -> to, or nullptr.
+  const TargetLink* FindLink(int from, int to) const;
+};
+
+Result<Target> ParseTarget(const std::string& json_text, const std::string& what);
+Result<Target> LoadTarget(const std::string& path);
+
+// The built-in single-CPU target used when `baton plan` gets no --target.
+Target DefaultCpuTarget();
+
+const char* DeviceKindName(schema::DeviceKind kind);  // "cpu", "npu", ...
+
+}  // namespace baton::planner

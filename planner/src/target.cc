@@ -1,0 +1,209 @@
+#include "baton/planner/target.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "baton/planner/npy.h"
+
+namespace baton::planner {
+namespace {
+
+using json = nlohmann::json;
+
+bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+Result<double> Number(const json& obj, const char* key, double fallback, const std::string& where) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_number()) return Fail(where + ": '" + key + "' must be a number");
+  double v = obj[key].get<double>();
+  if (!(v >= 0)) return Fail(where + ": '" + key + "' must be non-negative");
+  return v;
+}
+
+Result<std::vector<std::string>> NameList(const json& obj, const char* key, bool* all,
+                                          const std::string& where) {
+  std::vector<std::string> out;
+  *all = false;
+  if (!obj.contains(key)) return out;
+  const json& v = obj[key];
+  if (v.is_string()) {
+    if (v.get<std::string>() != "*") return Fail(where + ": '" + key + "' must be \"*\" or a list");
+    *all = true;
+    return out;
+  }
+  if (!v.is_array()) return Fail(where + ": '" + key + "' must be \"*\" or a list of names");
+  for (const json& e : v) {
+    if (!e.is_string()) return Fail(where + ": '" + key + "' entries must be strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* DeviceKindName(schema::DeviceKind kind) {
+  switch (kind) {
+    case schema::DeviceKind::Cpu: return "cpu";
+    case schema::DeviceKind::Npu: return "npu";
+    case schema::DeviceKind::Gpu: return "gpu";
+    case schema::DeviceKind::Dsp: return "dsp";
+    case schema::DeviceKind::Dma: return "dma";
+  }
+  return "?";
+}
+
+bool TargetDevice::Runs(const std::string& op) const {
+  return all_ops || std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+bool TargetDevice::Handles(const std::string& dtype) const {
+  return all_dtypes || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+bool TargetDevice::Reaches(int domain) const {
+  return std::find(domains.begin(), domains.end(), domain) != domains.end();
+}
+
+int Target::FindDevice(const std::string& n) const {
+  for (size_t i = 0; i < devices.size(); ++i) if (devices[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+int Target::FindDomain(const std::string& n) const {
+  for (size_t i = 0; i < domains.size(); ++i) if (domains[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+const TargetLink* Target::FindLink(int from, int to) const {
+  for (const TargetLink& l : links) if (l.from == from && l.to == to) return &l;
+  return nullptr;
+}
+
+Result<Target> ParseTarget(const std::string& text, const std::string& what) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Fail(what + ": invalid JSON: " + e.what());
+  }
+  if (!root.is_object()) return Fail(what + ": the target must be a JSON object");
+  Target t;
+  t.name = root.value("name", "target");
+  if (!root.contains("domains") || !root["domains"].is_array() || root["domains"].empty()) {
+    return Fail(what + ": 'domains' must be a non-empty list");
+  }
+  for (size_t i = 0; i < root["domains"].size(); ++i) {
+    const json& d = root["domains"][i];
+    std::string where = what + ": domains[" + std::to_string(i) + "]";
+    if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) {
+      return Fail(where + ": needs a string 'name'");
+    }
+    TargetDomain dom;
+    dom.name = d["name"].get<std::string>();
+    where = what + ": domain '" + dom.name + "'";
+    if (t.FindDomain(dom.name) >= 0) return Fail(where + ": duplicate domain name");
+    if (!d.contains("bytes") || !d["bytes"].is_number_unsigned()) {
+      return Fail(where + ": 'bytes' must be a positive integer");
+    }
+    dom.bytes = d["bytes"].get<uint64_t>();
+    if (d.contains("alignment")) {
+      if (!d["alignment"].is_number_unsigned() || !IsPowerOfTwo(d["alignment"].get<uint64_t>())) {
+        return Fail(where + ": 'alignment' must be a power of two");
+      }
+      dom.alignment = d["alignment"].get<uint32_t>();
+    }
+    t.domains.push_back(dom);
+  }
+  if (!root.contains("devices") || !root["devices"].is_array() || root["devices"].empty()) {
+    return Fail(what + ": 'devices' must be a non-empty list");
+  }
+  for (size_t i = 0; i < root["devices"].size(); ++i) {
+    const json& d = root["devices"][i];
+    std::string where = what + ": devices[" + std::to_string(i) + "]";
+    if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) {
+      return Fail(where + ": needs a string 'name'");
+    }
+    TargetDevice dev;
+    dev.name = d["name"].get<std::string>();
+    where = what + ": device '" + dev.name + "'";
+    if (t.FindDevice(dev.name) >= 0) return Fail(where + ": duplicate device name");
+    std::string kind = d.value("kind", "cpu");
+    if (kind == "cpu") dev.kind = schema::DeviceKind::Cpu;
+    else if (kind == "npu") dev.kind = schema::DeviceKind::Npu;
+    else if (kind == "gpu") dev.kind = schema::DeviceKind::Gpu;
+    else if (kind == "dsp") dev.kind = schema::DeviceKind::Dsp;
+    else return Fail(where + ": unknown kind '" + kind + "' (cpu, npu, gpu or dsp)");
+    BATON_ASSIGN_OR_RETURN(dev.ops, NameList(d, "ops", &dev.all_ops, where));
+    if (!d.contains("ops")) dev.all_ops = dev.kind == schema::DeviceKind::Cpu;
+    BATON_ASSIGN_OR_RETURN(dev.dtypes, NameList(d, "dtypes", &dev.all_dtypes, where));
+    if (!d.contains("dtypes")) dev.dtypes = {"float32"};
+    if (d.contains("cost")) {
+      const json& c = d["cost"];
+      if (!c.is_object()) return Fail(where + ": 'cost' must be an object");
+      BATON_ASSIGN_OR_RETURN(dev.cost.macs_per_s, Number(c, "macs_per_s", 1e9, where + ".cost"));
+      BATON_ASSIGN_OR_RETURN(dev.cost.bytes_per_s, Number(c, "bytes_per_s", 1e9, where + ".cost"));
+      BATON_ASSIGN_OR_RETURN(dev.cost.launch_s, Number(c, "launch_s", 0, where + ".cost"));
+      if (dev.cost.macs_per_s <= 0 || dev.cost.bytes_per_s <= 0) {
+        return Fail(where + ": cost rates must be positive");
+      }
+    }
+    if (!d.contains("domains") || !d["domains"].is_array() || d["domains"].empty()) {
+      return Fail(where + ": 'domains' must list the memories it can reach");
+    }
+    for (const json& dn : d["domains"]) {
+      int idx = dn.is_string() ? t.FindDomain(dn.get<std::string>()) : -1;
+      if (idx < 0) return Fail(where + ": unknown domain " + dn.dump());
+      dev.domains.push_back(idx);
+    }
+    t.devices.push_back(dev);
+  }
+  std::string fallback = root.value("fallback", t.devices[0].name);
+  t.fallback = t.FindDevice(fallback);
+  if (t.fallback < 0) return Fail(what + ": 'fallback' names unknown device '" + fallback + "'");
+  if (root.contains("links")) {
+    if (!root["links"].is_array()) return Fail(what + ": 'links' must be a list");
+    for (size_t i = 0; i < root["links"].size(); ++i) {
+      const json& l = root["links"][i];
+      std::string where = what + ": links[" + std::to_string(i) + "]";
+      if (!l.is_object()) return Fail(where + ": must be an object");
+      TargetLink link;
+      link.from = l.contains("from") && l["from"].is_string() ? t.FindDomain(l["from"]) : -1;
+      link.to = l.contains("to") && l["to"].is_string() ? t.FindDomain(l["to"]) : -1;
+      if (link.from < 0 || link.to < 0) return Fail(where + ": 'from' and 'to' must name domains");
+      if (link.from == link.to) return Fail(where + ": 'from' and 'to' are the same domain");
+      if (t.FindLink(link.from, link.to)) return Fail(where + ": duplicate link");
+      BATON_ASSIGN_OR_RETURN(link.bytes_per_s, Number(l, "bytes_per_s", 1e9, where));
+      BATON_ASSIGN_OR_RETURN(link.latency_s, Number(l, "latency_s", 0, where));
+      if (link.bytes_per_s <= 0) return Fail(where + ": 'bytes_per_s' must be positive");
+      if (l.contains("queue")) {
+        if (!l["queue"].is_string() || l["queue"].get<std::string>().empty()) {
+          return Fail(where + ": 'queue' must be a non-empty string");
+        }
+        link.queue = l["queue"].get<std::string>();
+        if (t.FindDevice(link.queue) >= 0) {
+          return Fail(where + ": queue '" + link.queue + "' has the name of a device");
+        }
+      }
+      t.links.push_back(link);
+    }
+  }
+  return t;
+}
+
+Result<Target> LoadTarget(const std::string& path) {
+  BATON_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseTarget(text, path);
+}
+
+Target DefaultCpuTarget() {
+  Target t;
+  t.name = "cpu";
+  t.domains.push_back({"dram", uint64_t{1} << 32, 64});
+  TargetDevice cpu;
+  cpu.name = "cpu0";
+  cpu.all_ops = true;
+  cpu.dtypes = {"float32"};
+  cpu.all_dtypes = true;
+  cpu.domains = {0};
+  cpu.cost = {2e9, 4e9, 2e-6};
+  t.devices.push_back(cpu);
+  return t;
+}
+
+}  // namespace baton::planner

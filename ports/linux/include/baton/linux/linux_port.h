@@ -1,0 +1,97 @@
+#pragma once
+// The Linux port: one thread per queue (optionally pinned to a CPU), or a
+// cooperative single-thread mode (the executor bare metal uses), and
+// simulated accelerators that run the reference kernels but may touch only
+// their own domains: every domain is a separate allocation, and a node on a
+// non-CPU queue handed a pointer outside its queue's domains fails with
+// kFailedPrecondition instead of running.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "baton/executor.h"
+#include "baton/port.h"
+
+namespace baton::linux_port {
+
+// Plan bytes in 64-byte aligned memory (the loader reads them in place).
+class AlignedBytes {
+ public:
+  AlignedBytes() = default;
+  explicit AlignedBytes(const void* data, size_t size);
+  const uint8_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+  size_t size_ = 0;
+};
+
+// Owns one separately allocated, aligned buffer per domain of a plan.
+class Arenas {
+ public:
+  explicit Arenas(const PlanView& plan);
+  Span<const Buffer> buffers() const { return {buffers_.data(), buffers_.size()}; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t, Free>> storage_;
+  std::vector<Buffer> buffers_;
+};
+
+struct Options {
+  bool threaded = true;
+  // CPU to pin each queue's thread to (by queue index); -1 or absent: no pin.
+  std::vector<int> affinity;
+  // Check that simulated accelerators touch only their domains.
+  bool check_domains = true;
+  // Test hook: called before every node runs (e.g. to inject random delays).
+  std::function<void(uint32_t queue, const schema::Node* node)> before_node;
+  // Test hook: returns a non-Ok status to make a node fail.
+  std::function<Status(uint32_t queue, const schema::Node* node)> fail_node;
+};
+
+class LinuxPort final : public Port {
+ public:
+  LinuxPort(const PlanView& plan, Span<const Buffer> arenas, Options options = Options());
+  ~LinuxPort();
+
+  // Starts one thread per queue driving `executor` (threaded mode only).
+  Status Start(Executor* executor);
+  // Stops and joins the threads. Safe to call twice.
+  void Stop();
+
+  Status Dispatch(uint32_t queue, const Kernel& kernel, const KernelCall& call) override;
+  bool threaded() const override { return options_.threaded; }
+  void Notify() override;
+  uint32_t EventCount() const override { return events_.load(std::memory_order_acquire); }
+  void WaitEvent(uint32_t seen) override;
+  void Log(const char* message) override;
+
+ private:
+  bool Reachable(uint32_t queue, const TensorArg& arg) const;
+  void QueueThread(uint32_t queue);
+
+  PlanView plan_;
+  std::vector<Buffer> arenas_;
+  Options options_;
+  Executor* executor_ = nullptr;
+  std::vector<std::thread> threads_;
+  std::atomic<uint32_t> events_{0};
+  std::atomic<uint32_t> sleepers_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+};
+
+}  // namespace baton::linux_port

@@ -1,0 +1,91 @@
+#pragma once
+// Kernel interface and registry.
+//
+// A kernel is a pair of plain functions keyed by (op, device kind):
+//   prepare: runs once per node at load time, with TensorArg::data == nullptr.
+//            It checks dtypes, shapes, parameters and workspace size, and
+//            returns an error for anything it cannot run. Execution trusts it.
+//   eval:    runs the node for one inference on resolved tensor addresses.
+// Kernels never allocate: scratch memory is a planned workspace tensor of the
+// node (see WorkspaceBytes below, which the planner calls to size it).
+//
+// Thread safety: prepare and eval are reentrant; eval may run concurrently for
+// different nodes (or the same node and different inferences) on other queues.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baton/config.h"
+#include "baton/plan_generated.h"
+#include "baton/status.h"
+
+namespace baton {
+
+using schema::DeviceKind;
+using schema::DType;
+using schema::Op;
+
+// Size in bytes of one element, or 0 for an unknown dtype.
+size_t DTypeSize(DType dtype);
+
+// One tensor as a kernel sees it.
+struct TensorArg {
+  void* data = nullptr;                      // null at prepare, or absent input
+  const schema::Tensor* tensor = nullptr;    // null for an absent optional input
+
+  bool present() const { return tensor != nullptr; }
+  DType dtype() const { return tensor->dtype(); }
+  uint32_t rank() const { return tensor->shape() ? tensor->shape()->size() : 0; }
+  int64_t dim(uint32_t i) const { return tensor->shape()->Get(i); }
+  // Number of elements (1 for a scalar).
+  int64_t elements() const;
+  size_t bytes() const { return static_cast<size_t>(tensor->bytes()); }
+  float* f32() const { return static_cast<float*>(data); }
+};
+
+// Everything one node invocation needs. Spans are valid for the call only.
+struct KernelCall {
+  const schema::Node* node = nullptr;
+  const TensorArg* inputs = nullptr;
+  uint32_t num_inputs = 0;
+  const TensorArg* outputs = nullptr;
+  uint32_t num_outputs = 0;
+  const TensorArg* workspace = nullptr;
+  uint32_t num_workspace = 0;
+};
+
+using KernelFn = Status (*)(const KernelCall& call);
+
+struct Kernel {
+  KernelFn prepare = nullptr;  // optional
+  KernelFn eval = nullptr;
+};
+
+inline constexpr uint32_t kNumOps = static_cast<uint32_t>(Op::MAX) + 1;
+inline constexpr uint32_t kNumDeviceKinds = static_cast<uint32_t>(DeviceKind::MAX) + 1;
+
+// A fixed table: one kernel per (op, device kind). No heap, O(1) lookup.
+class KernelRegistry {
+ public:
+  // Replaces any kernel registered for the pair.
+  Status Register(Op op, DeviceKind kind, Kernel kernel);
+  // Registers `kernel` for every device kind.
+  Status RegisterAllKinds(Op op, Kernel kernel);
+  // Null when none is registered.
+  const Kernel* Find(Op op, DeviceKind kind) const;
+
+ private:
+  Kernel table_[kNumDeviceKinds][kNumOps] = {};
+};
+
+// Registers Baton's float32 reference kernels (and Copy) for every device
+// kind: the CPU runs them, simulated accelerators reuse them. Defined in the
+// baton_kernels library.
+Status RegisterReferenceKernels(KernelRegistry* registry);
+
+// Workspace the reference kernel for `op` needs, given the node's parameters
+// and tensor shapes (TensorArg::data unused). Zero when it needs none. The
+// planner calls this to plan workspace tensors. Defined in baton_kernels.
+size_t WorkspaceBytes(const KernelCall& call);
+
+}  // namespace baton

@@ -1,0 +1,50 @@
+#pragma once
+// Fixed-buffer text builder for load errors: no heap, no printf.
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace baton::internal {
+
+class TextBuilder {
+ public:
+  TextBuilder(char* buffer, size_t capacity) : buffer_(buffer), capacity_(capacity) {
+    if (capacity_ > 0) buffer_[0] = '\0';
+  }
+  TextBuilder& Add(const char* s) {
+    while (s && *s) Put(*s++);
+    return *this;
+  }
+  TextBuilder& Add(uint64_t v) {
+    char digits[20];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0) Put(digits[--n]);
+    return *this;
+  }
+  TextBuilder& Add(uint32_t v) { return Add(static_cast<uint64_t>(v)); }
+  TextBuilder& Add(int64_t v) {
+    if (v < 0) {
+      Put('-');
+      return Add(static_cast<uint64_t>(-(v + 1)) + 1);
+    }
+    return Add(static_cast<uint64_t>(v));
+  }
+  TextBuilder& Add(int32_t v) { return Add(static_cast<int64_t>(v)); }
+
+ private:
+  void Put(char c) {
+    if (length_ + 1 < capacity_) {
+      buffer_[length_++] = c;
+      buffer_[length_] = '\0';
+    }
+  }
+  char* buffer_;
+  size_t capacity_;
+  size_t length_ = 0;
+};
+
+}  // namespace baton::internal

@@ -1,0 +1,219 @@
+// Conv: NCHW (or NCL) float32, grouped, with optional bias and fused clamp.
+//
+// Per batch item and group, the convolution is the GEMM
+//   Y_g[Mg x OH*OW] = W_g[Mg x Cg*kH*kW] * im2col(X_g)[Cg*kH*kW x OH*OW]
+// with the bias as a row bias and the clamp in the GEMM epilogue.
+//  - 1x1, stride 1, no padding: im2col(X_g) is X_g itself; GemmDirect reads
+//    it in place and the node needs no workspace.
+//  - otherwise GemmPacked packs B straight from the implicit im2col matrix,
+//    one kc x nc block at a time, so the workspace is the GEMM's packing
+//    buffers (about 1 MB at most) whatever the layer size.
+//  - depthwise convolutions take depthwise_conv.cc.
+
+#include "conv.h"
+
+#include <string.h>
+
+#include "gemm_core.h"
+#include "kernels_internal.h"
+
+namespace baton {
+namespace kernels {
+namespace {
+
+Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
+  BATON_RETURN_IF_ERROR(CheckAllF32(call));
+  const schema::ConvParams* p = call.node->params_as_ConvParams();
+  BATON_KCHECK(p != nullptr, "Conv needs ConvParams");
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& w = call.inputs[1];
+  const TensorArg& y = call.outputs[0];
+  ConvGeom g;
+  BATON_RETURN_IF_ERROR(
+      ParseWindow(x, y, p->kernel(), p->strides(), p->pads(), p->dilations(), &g.win));
+  const Window2d& win = g.win;
+  BATON_KCHECK(w.rank() == x.rank(), "Conv weight rank must match input rank");
+  g.m = w.dim(0);
+  g.group = p->group();
+  BATON_KCHECK(g.group >= 1 && win.c % g.group == 0 && g.m % g.group == 0,
+               "Conv group must divide input and output channels");
+  BATON_KCHECK(w.dim(1) == win.c / g.group, "Conv weight dim 1 must be C / group");
+  if (x.rank() == 4) {
+    BATON_KCHECK(w.dim(2) == win.kh && w.dim(3) == win.kw, "Conv kernel shape != weight shape");
+  } else {
+    BATON_KCHECK(w.dim(2) == win.kw, "Conv kernel shape != weight shape");
+  }
+  BATON_KCHECK(y.dim(0) == win.n && y.dim(1) == g.m, "Conv output N or channels mismatch");
+  BATON_KCHECK(win.oh == WindowOutputSize(win.h, win.kh, win.sh, win.dh, win.pt, win.pb, false) &&
+                   win.ow == WindowOutputSize(win.w, win.kw, win.sw, win.dw, win.pl, win.pr, false),
+               "Conv output spatial shape mismatch");
+  const TensorArg& b = Input(call, 2);
+  if (b.present()) {
+    BATON_KCHECK(b.rank() == 1 && b.dim(0) == g.m, "Conv bias must be [M]");
+  }
+  *out = g;
+  *out_clamp = Clamp::From(p->clamp());
+  return Status::Ok();
+}
+
+size_t WorkspaceFor(const ConvGeom& g) {
+  if (IsDepthwise(g) || IsPointwise(g)) return 0;
+  const Window2d& w = g.win;
+  return GemmWorkspaceBytes(g.m / g.group, w.oh * w.ow, (w.c / g.group) * w.kh * w.kw);
+}
+
+struct Im2colSource {
+  const Window2d* win;
+  const float* x;  // first input channel of the group
+};
+
+// Packs the implicit im2col matrix: row k = (c, ky, kx), column j = (oy, ox),
+// value x[c][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw] (zero in the padding).
+void PackBIm2col(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+  const Im2colSource& src = *static_cast<const Im2colSource*>(ctx);
+  const Window2d& g = *src.win;
+  const int64_t H = g.h, W = g.w, sw = g.sw;
+  const int64_t khw = g.kh * g.kw;
+  for (int64_t jp = 0; jp < nc; jp += kNr) {
+    const int64_t width = nc - jp < kNr ? nc - jp : kNr;
+    const int64_t j = j0 + jp;
+    float* panel = dst + jp * kc;
+    const int64_t oy = j / g.ow;
+    const int64_t ox = j % g.ow;
+    int64_t c = k0 / khw;
+    int64_t ky = (k0 % khw) / g.kw;
+    int64_t kx = k0 % g.kw;
+    if (width == kNr && ox + kNr <= g.ow) {
+      // The panel lies within one output row: each packed row is a strided
+      // run of one input row.
+      const int64_t iy0 = oy * g.sh - g.pt;
+      const int64_t ix0 = ox * sw - g.pl;
+      for (int64_t p = 0; p < kc; ++p) {
+        float* out = panel + p * kNr;
+        const int64_t iy = iy0 + ky * g.dh;
+        const int64_t ix = ix0 + kx * g.dw;
+        if (iy < 0 || iy >= H) {
+          for (int jj = 0; jj < kNr; ++jj) out[jj] = 0.0f;
+        } else {
+          const float* row = src.x + (c * H + iy) * W;
+          if (ix >= 0 && ix + (kNr - 1) * sw < W) {
+            if (sw == 1) {
+              memcpy(out, row + ix, sizeof(float) * kNr);
+            } else {
+              for (int jj = 0; jj < kNr; ++jj) out[jj] = row[ix + jj * sw];
+            }
+          } else {
+            for (int jj = 0; jj < kNr; ++jj) {
+              const int64_t xx = ix + jj * sw;
+              out[jj] = (xx >= 0 && xx < W) ? row[xx] : 0.0f;
+            }
+          }
+        }
+        if (++kx == g.kw) {
+          kx = 0;
+          if (++ky == g.kh) {
+            ky = 0;
+            ++c;
+          }
+        }
+      }
+    } else {
+      // The panel wraps to the next output row or runs past the matrix.
+      int64_t iy_base[kNr];
+      int64_t ix_base[kNr];
+      int64_t cy = oy, cx = ox;
+      for (int jj = 0; jj < kNr; ++jj) {
+        iy_base[jj] = cy * g.sh - g.pt;
+        ix_base[jj] = cx * sw - g.pl;
+        if (jj >= width) iy_base[jj] = -(int64_t{1} << 40);  // never valid
+        if (++cx == g.ow) {
+          cx = 0;
+          ++cy;
+        }
+      }
+      for (int64_t p = 0; p < kc; ++p) {
+        float* out = panel + p * kNr;
+        const float* plane = src.x + c * H * W;
+        const int64_t dy = ky * g.dh, dx = kx * g.dw;
+        for (int jj = 0; jj < kNr; ++jj) {
+          const int64_t iy = iy_base[jj] + dy;
+          const int64_t ix = ix_base[jj] + dx;
+          out[jj] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? plane[iy * W + ix] : 0.0f;
+        }
+        if (++kx == g.kw) {
+          kx = 0;
+          if (++ky == g.kh) {
+            ky = 0;
+            ++c;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status ConvPrepare(const KernelCall& call) {
+  ConvGeom g;
+  Clamp clamp;
+  BATON_RETURN_IF_ERROR(ParseConv(call, &g, &clamp));
+  return CheckWorkspace(call, WorkspaceFor(g));
+}
+
+size_t ConvWorkspaceBytes(const KernelCall& call) {
+  ConvGeom g;
+  Clamp clamp;
+  if (!ParseConv(call, &g, &clamp).ok()) return 0;
+  return WorkspaceFor(g);
+}
+
+Status ConvEval(const KernelCall& call) {
+  ConvGeom g;
+  Clamp clamp;
+  BATON_RETURN_IF_ERROR(ParseConv(call, &g, &clamp));
+  const float* x = call.inputs[0].f32();
+  const float* w = call.inputs[1].f32();
+  const TensorArg& b = Input(call, 2);
+  const float* bias = b.present() ? b.f32() : nullptr;
+  float* y = call.outputs[0].f32();
+  const Window2d& win = g.win;
+
+  if (IsDepthwise(g)) {
+    DepthwiseConv(g, x, w, bias, clamp, y);
+    return Status::Ok();
+  }
+
+  const int64_t cg = win.c / g.group;
+  const int64_t mg = g.m / g.group;
+  const int64_t kg = cg * win.kh * win.kw;
+  const int64_t hw = win.h * win.w;
+  const int64_t ohw = win.oh * win.ow;
+  const bool pointwise = IsPointwise(g);
+  float* ws = pointwise ? nullptr : WorkspaceF32(call);
+
+  GemmEpilogue epi;
+  epi.clamp = clamp.enabled;
+  epi.lo = clamp.lo;
+  epi.hi = clamp.hi;
+  for (int64_t n = 0; n < win.n; ++n) {
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      const float* xg = x + (n * win.c + gi * cg) * hw;
+      const float* wg = w + gi * mg * kg;
+      float* yg = y + (n * g.m + gi * mg) * ohw;
+      epi.row_bias = bias ? bias + gi * mg : nullptr;
+      if (pointwise) {
+        GemmDirect(mg, ohw, kg, wg, kg, xg, hw, yg, ohw, epi);
+      } else {
+        const Im2colSource src{&win, xg};
+        const StridedMatrix a{wg, kg, 1};
+        GemmPacked(mg, ohw, kg, 1.0f, a, PackBIm2col, &src, yg, ohw, epi, ws);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace kernels
+}  // namespace baton

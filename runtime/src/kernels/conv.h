@@ -1,0 +1,35 @@
+#pragma once
+// Convolution internals shared by conv.cc (GEMM path) and depthwise_conv.cc.
+
+#include <stdint.h>
+
+#include "kernel_util.h"
+#include "window.h"
+
+namespace baton {
+namespace kernels {
+
+struct ConvGeom {
+  Window2d win;
+  int64_t m = 1;      // output channels
+  int64_t group = 1;
+};
+
+// group == C and M a multiple of C: one (or `M / C`) filters per channel.
+inline bool IsDepthwise(const ConvGeom& g) {
+  return g.group > 1 && g.group == g.win.c && g.m % g.win.c == 0;
+}
+
+// 1x1 kernel, unit stride, no padding: the input is the GEMM's B as is.
+inline bool IsPointwise(const ConvGeom& g) {
+  const Window2d& w = g.win;
+  return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pt == 0 && w.pl == 0 &&
+         w.pb == 0 && w.pr == 0;
+}
+
+// y[n, m] for all n, m. `bias` may be null.
+void DepthwiseConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
+                   const Clamp& clamp, float* y);
+
+}  // namespace kernels
+}  // namespace baton

@@ -1,0 +1,79 @@
+#pragma once
+// The float32 GEMM core shared by Conv, Gemm and MatMul.
+//
+//   C[m x n] (=|+=) alpha * A[m x k] * B[k x n]  (+ row bias) (clamped)
+//
+// Two drivers:
+//  - GemmPacked: cache-blocked (Goto/BLIS loop order). A is packed into
+//    kMr-row panels and B into kNr-column panels inside caller workspace
+//    (GemmWorkspaceBytes), so any layout of A and any source of B (a strided
+//    matrix or an implicit im2col matrix, through a PackBFn) feeds the same
+//    register-tiled micro-kernel.
+//
+//      workspace: [ packed A block: mc x kc ][ packed B block: kc x nc ]
+//      packed B : panel p = columns [p*kNr, p*kNr+kNr), k-major:
+//                 b[(p*kc + k)*kNr + j]          (zero padded past n)
+//      packed A : panel q = rows [q*kMr, q*kMr+kMr), k-major:
+//                 a[(q*kc + k)*kMr + i]          (zero padded past m)
+//
+//  - GemmDirect: no workspace; row-major A and B (unit column stride) are
+//    read in place. Used for 1x1 convolutions, whose B is the input tensor.
+//
+// The micro-kernels are plain C++ loops over a local kMr x kNr accumulator
+// array that GCC vectorizes (SSE2 on the portable build, wider with
+// BATON_NATIVE_ARCH). The tile shape is chosen per instruction set.
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace baton {
+namespace kernels {
+
+#if defined(__AVX512F__)
+inline constexpr int kMr = 12;
+inline constexpr int kNr = 32;
+#elif defined(__AVX2__) || defined(__AVX__)
+inline constexpr int kMr = 4;
+inline constexpr int kNr = 24;
+#else
+inline constexpr int kMr = 4;
+inline constexpr int kNr = 8;
+#endif
+
+// Element (r, c) is data[r * row_stride + c * col_stride].
+struct StridedMatrix {
+  const float* data = nullptr;
+  int64_t row_stride = 0;
+  int64_t col_stride = 1;
+};
+
+// Writes rows [k0, k0 + kc) and columns [j0, j0 + nc) of B into packed kNr
+// panels at `dst` (layout above; columns past the matrix are zero).
+using PackBFn = void (*)(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                         float* dst);
+
+// Packs a StridedMatrix; ctx is a const StridedMatrix*.
+void PackBStrided(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float* dst);
+
+struct GemmEpilogue {
+  const float* row_bias = nullptr;  // c[i][j] += row_bias[i], when non-null
+  bool accumulate = false;          // c += A*B instead of c = A*B
+  bool clamp = false;               // then c = min(max(c, lo), hi)
+  float lo = 0.0f;
+  float hi = 0.0f;
+};
+
+// Workspace bytes GemmPacked needs for these sizes (0 when any is 0).
+size_t GemmWorkspaceBytes(int64_t m, int64_t n, int64_t k);
+
+// `workspace` must hold GemmWorkspaceBytes(m, n, k) bytes, 16-byte aligned.
+void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, PackBFn pack_b,
+                const void* b_ctx, float* c, int64_t ldc, const GemmEpilogue& epi,
+                float* workspace);
+
+// Row-major A (lda) and B (ldb), alpha = 1, no workspace.
+void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
+
+}  // namespace kernels
+}  // namespace baton

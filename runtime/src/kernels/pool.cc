@@ -1,0 +1,177 @@
+// MaxPool, AveragePool (1-D/2-D, pads, strides, dilations, ceil_mode,
+// count_include_pad) and GlobalAveragePool / GlobalMaxPool.
+//
+// A window that starts in the end padding (ceil_mode) is clipped: AveragePool
+// divides by the taps inside input + pads (count_include_pad) or by the taps
+// inside the input, as ONNX and PyTorch do. Each output row accumulates one
+// tap at a time over the columns where that tap is valid.
+
+#include <limits>
+
+#include "kernel_util.h"
+#include "kernels_internal.h"
+#include "window.h"
+
+namespace baton {
+namespace kernels {
+namespace {
+
+Status ParsePool(const KernelCall& call, Window2d* out, bool* out_include_pad) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
+  BATON_RETURN_IF_ERROR(CheckAllF32(call));
+  const schema::PoolParams* p = call.node->params_as_PoolParams();
+  BATON_KCHECK(p != nullptr, "pool needs PoolParams");
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& y = call.outputs[0];
+  Window2d g;
+  BATON_RETURN_IF_ERROR(
+      ParseWindow(x, y, p->kernel(), p->strides(), p->pads(), p->dilations(), &g));
+  BATON_KCHECK(y.dim(0) == g.n && y.dim(1) == g.c, "pool output N or C mismatch");
+  const bool ceil = p->ceil_mode();
+  // With ceil_mode, accept the output size with or without the rule that
+  // drops a last window starting in the end padding.
+  const auto ok = [ceil](int64_t size, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
+                         int64_t pe) {
+    if (size == WindowOutputSize(in, k, s, d, pb, pe, ceil)) return true;
+    const int64_t span = in + pb + pe - d * (k - 1) - 1;
+    return ceil && span >= 0 && size == CeilDiv(span, s) + 1;
+  };
+  BATON_KCHECK(ok(g.oh, g.h, g.kh, g.sh, g.dh, g.pt, g.pb) &&
+                   ok(g.ow, g.w, g.kw, g.sw, g.dw, g.pl, g.pr),
+               "pool output spatial shape mismatch");
+  *out = g;
+  *out_include_pad = p->count_include_pad();
+  return Status::Ok();
+}
+
+struct MaxOp {
+  static float Init() { return -std::numeric_limits<float>::infinity(); }
+  static float Combine(float acc, float v) { return v > acc ? v : acc; }
+};
+struct SumOp {
+  static float Init() { return 0.0f; }
+  static float Combine(float acc, float v) { return acc + v; }
+};
+
+// yr[ox] = Combine over the valid taps of window (oy, ox).
+template <typename Op>
+void PoolRow(const Window2d& g, const float* x, int64_t oy, float* __restrict yr) {
+  for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = Op::Init();
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+    if (iy < 0 || iy >= g.h) continue;
+    const float* __restrict xr = x + iy * g.w;
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const int64_t off = kx * g.dw - g.pl;
+      int64_t lo, hi;
+      ValidRange(g.ow, g.w, g.sw, off, &lo, &hi);
+      if (g.sw == 1) {
+        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = Op::Combine(yr[ox], xr[ox + off]);
+      } else {
+        const int64_t sw = g.sw;
+        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = Op::Combine(yr[ox], xr[ox * sw + off]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status PoolPrepare(const KernelCall& call) {
+  Window2d g;
+  bool include_pad;
+  return ParsePool(call, &g, &include_pad);
+}
+
+Status MaxPoolEval(const KernelCall& call) {
+  Window2d g;
+  bool include_pad;
+  BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
+  const float* x = call.inputs[0].f32();
+  float* y = call.outputs[0].f32();
+  for (int64_t p = 0; p < g.n * g.c; ++p) {
+    const float* xp = x + p * g.h * g.w;
+    float* yp = y + p * g.oh * g.ow;
+    for (int64_t oy = 0; oy < g.oh; ++oy) PoolRow<MaxOp>(g, xp, oy, yp + oy * g.ow);
+  }
+  return Status::Ok();
+}
+
+Status AveragePoolEval(const KernelCall& call) {
+  Window2d g;
+  bool include_pad;
+  BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
+  const float* x = call.inputs[0].f32();
+  float* y = call.outputs[0].f32();
+  // Bounds that count towards the divisor.
+  const int64_t y_lo = include_pad ? -g.pt : 0, y_hi = include_pad ? g.h + g.pb : g.h;
+  const int64_t x_lo = include_pad ? -g.pl : 0, x_hi = include_pad ? g.w + g.pr : g.w;
+  for (int64_t p = 0; p < g.n * g.c; ++p) {
+    const float* xp = x + p * g.h * g.w;
+    float* yp = y + p * g.oh * g.ow;
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      float* yr = yp + oy * g.ow;
+      PoolRow<SumOp>(g, xp, oy, yr);
+      const int64_t cy = Window2d::TapsIn(oy * g.sh - g.pt, g.kh, g.dh, y_lo, y_hi);
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const int64_t count = cy * Window2d::TapsIn(ox * g.sw - g.pl, g.kw, g.dw, x_lo, x_hi);
+        yr[ox] = count > 0 ? yr[ox] / static_cast<float>(count) : 0.0f;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status GlobalPoolPrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
+  BATON_RETURN_IF_ERROR(CheckAllF32(call));
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& y = call.outputs[0];
+  BATON_KCHECK(x.rank() >= 3 && y.rank() == x.rank(), "global pool expects rank >= 3");
+  BATON_KCHECK(y.dim(0) == x.dim(0) && y.dim(1) == x.dim(1), "global pool output N, C mismatch");
+  for (uint32_t i = 2; i < y.rank(); ++i) {
+    BATON_KCHECK(y.dim(i) == 1, "global pool output spatial dims must be 1");
+  }
+  return Status::Ok();
+}
+
+Status GlobalAveragePoolEval(const KernelCall& call) {
+  const TensorArg& x = call.inputs[0];
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t size = DimProduct(x, 2, x.rank());
+  const float* xp = x.f32();
+  float* y = call.outputs[0].f32();
+  const float inv = size > 0 ? 1.0f / static_cast<float>(size) : 0.0f;
+  for (int64_t p = 0; p < planes; ++p) {
+    // Eight partial sums: vectorizable without reassociation flags.
+    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    const float* s = xp + p * size;
+    int64_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      for (int j = 0; j < 8; ++j) acc[j] += s[i + j];
+    }
+    float sum = 0.0f;
+    for (; i < size; ++i) sum += s[i];
+    for (int j = 0; j < 8; ++j) sum += acc[j];
+    y[p] = sum * inv;
+  }
+  return Status::Ok();
+}
+
+Status GlobalMaxPoolEval(const KernelCall& call) {
+  const TensorArg& x = call.inputs[0];
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t size = DimProduct(x, 2, x.rank());
+  const float* xp = x.f32();
+  float* y = call.outputs[0].f32();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* s = xp + p * size;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < size; ++i) m = s[i] > m ? s[i] : m;
+    y[p] = m;
+  }
+  return Status::Ok();
+}
+
+}  // namespace kernels
+}  // namespace baton

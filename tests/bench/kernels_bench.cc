@@ -1,0 +1,253 @@
+// Benchmarks of the float32 reference kernels (single thread), through the
+// same registry path the runtime uses (prepare once, eval per iteration).
+//
+//   baton_kernels_bench [--benchmark_filter=Conv]
+//
+// Conv/Gemm report GFLOP/s (2 FLOPs per multiply-accumulate). The *_Net
+// benchmarks run every convolution (and the classifier) of a 224x224
+// network in sequence: their time approximates the network's latency minus
+// the cheap ops (pools, adds, activations that are not fused).
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel_test_util.h"
+
+namespace baton {
+namespace {
+
+using schema::DType;
+using testing::KernelHarness;
+
+void Fill(KernelHarness* h, int id, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  float* p = h->F32(id);
+  for (int64_t i = 0; i < h->Elements(id); ++i) p[i] = dist(rng);
+}
+
+struct ConvSpec {
+  int64_t c, h, w, m, k, stride, group;
+  bool relu6;
+};
+
+int64_t OutSize(int64_t in, int64_t k, int64_t s) { return (in + 2 * (k / 2) - k) / s + 1; }
+
+double ConvFlops(const ConvSpec& s) {
+  const int64_t oh = OutSize(s.h, s.k, s.stride), ow = OutSize(s.w, s.k, s.stride);
+  return 2.0 * static_cast<double>(s.m * (s.c / s.group) * s.k * s.k * oh * ow);
+}
+
+// A prepared Conv node ("same" padding k/2, bias, optional ReLU6 clamp).
+std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s) {
+  auto h = std::make_unique<KernelHarness>();
+  const int64_t oh = OutSize(s.h, s.k, s.stride), ow = OutSize(s.w, s.k, s.stride);
+  const int x = h->AddTensor(DType::Float32, {1, s.c, s.h, s.w});
+  const int w = h->AddTensor(DType::Float32, {s.m, s.c / s.group, s.k, s.k});
+  const int b = h->AddTensor(DType::Float32, {s.m});
+  const int y = h->AddTensor(DType::Float32, {1, s.m, oh, ow});
+  Fill(h.get(), x, 1);
+  Fill(h.get(), w, 2);
+  Fill(h.get(), b, 3);
+  const int32_t k = static_cast<int32_t>(s.k), st = static_cast<int32_t>(s.stride),
+                p = static_cast<int32_t>(s.k / 2), g = static_cast<int32_t>(s.group);
+  const bool relu6 = s.relu6;
+  h->SetNode(schema::Op::Conv, {x, w, b}, {y}, schema::Params::ConvParams,
+             [k, st, p, g, relu6](flatbuffers::FlatBufferBuilder& fbb) {
+               const std::vector<int32_t> kernel{k, k}, strides{st, st}, pads{p, p, p, p},
+                   dil{1, 1};
+               const schema::Clamp clamp(0.0f, 6.0f);
+               return schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &dil, g,
+                                                     relu6 ? &clamp : nullptr)
+                   .Union();
+             });
+  if (!h->Prepare().ok()) return nullptr;
+  return h;
+}
+
+std::unique_ptr<KernelHarness> MakeGemm(int64_t m, int64_t n, int64_t k, bool trans_b) {
+  auto h = std::make_unique<KernelHarness>();
+  const int a = h->AddTensor(DType::Float32, {m, k});
+  const int b = h->AddTensor(DType::Float32, trans_b ? std::vector<int64_t>{n, k}
+                                                     : std::vector<int64_t>{k, n});
+  const int c = h->AddTensor(DType::Float32, {n});
+  const int y = h->AddTensor(DType::Float32, {m, n});
+  Fill(h.get(), a, 4);
+  Fill(h.get(), b, 5);
+  Fill(h.get(), c, 6);
+  h->SetNode(schema::Op::Gemm, {a, b, c}, {y}, schema::Params::GemmParams,
+             [trans_b](flatbuffers::FlatBufferBuilder& fbb) {
+               return schema::CreateGemmParams(fbb, 1.0f, 1.0f, false, trans_b).Union();
+             });
+  if (!h->Prepare().ok()) return nullptr;
+  return h;
+}
+
+void RunConv(benchmark::State& state, ConvSpec spec) {
+  auto h = MakeConv(spec);
+  if (!h) {
+    state.SkipWithError("Conv prepare failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!h->Eval().ok()) state.SkipWithError("Conv eval failed");
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(ConvFlops(spec) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["workspace_KiB"] = static_cast<double>(h->workspace_bytes()) / 1024.0;
+}
+
+void RunGemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool trans_b) {
+  auto h = MakeGemm(m, n, k, trans_b);
+  if (!h) {
+    state.SkipWithError("Gemm prepare failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!h->Eval().ok()) state.SkipWithError("Gemm eval failed");
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ------------------------------------------------------------ single layers
+BENCHMARK_CAPTURE(RunConv, Conv3x3_64x56x56, ConvSpec{64, 56, 56, 64, 3, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3_256x14x14, ConvSpec{256, 14, 14, 256, 3, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3_512x7x7, ConvSpec{512, 7, 7, 512, 3, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv7x7s2_stem, ConvSpec{3, 224, 224, 64, 7, 2, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_144to24_56x56, ConvSpec{144, 56, 56, 24, 1, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_24to144_56x56, ConvSpec{24, 56, 56, 144, 1, 1, 1, true})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_64to256_56x56, ConvSpec{64, 56, 56, 256, 1, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Depthwise3x3_144x56x56, ConvSpec{144, 56, 56, 144, 3, 1, 144, true})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Depthwise3x3s2_96x112x112,
+                  ConvSpec{96, 112, 112, 96, 3, 2, 96, true})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunGemm, Gemm_512x512x512, 512, 512, 512, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunGemm, Gemm_256x3136x576, 256, 3136, 576, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunGemm, Gemm_classifier_1x1000x512_tb, 1, 1000, 512, true)
+    ->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------- whole networks
+struct Net {
+  std::vector<ConvSpec> convs;
+  int64_t fc_in = 0, fc_out = 0;  // classifier Gemm (0: none)
+};
+
+Net Resnet18() {
+  Net net;
+  net.convs.push_back({3, 224, 224, 64, 7, 2, 1, true});
+  const int64_t widths[4] = {64, 128, 256, 512};
+  int64_t c = 64, hw = 56;
+  for (int stage = 0; stage < 4; ++stage) {
+    const int64_t m = widths[stage];
+    const int64_t s = stage == 0 ? 1 : 2;
+    const int64_t ohw = hw / s;
+    net.convs.push_back({c, hw, hw, m, 3, s, 1, true});
+    net.convs.push_back({m, ohw, ohw, m, 3, 1, 1, false});
+    if (s == 2) net.convs.push_back({c, hw, hw, m, 1, 2, 1, false});  // downsample
+    net.convs.push_back({m, ohw, ohw, m, 3, 1, 1, true});
+    net.convs.push_back({m, ohw, ohw, m, 3, 1, 1, false});
+    c = m;
+    hw = ohw;
+  }
+  net.fc_in = 512;
+  net.fc_out = 1000;
+  return net;
+}
+
+Net MobilenetV2() {
+  Net net;
+  net.convs.push_back({3, 224, 224, 32, 3, 2, 1, true});
+  struct Block {
+    int64_t t, c, n, s;
+  };
+  const Block blocks[] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                          {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  int64_t c = 32, hw = 112;
+  for (const Block& b : blocks) {
+    for (int64_t i = 0; i < b.n; ++i) {
+      const int64_t s = i == 0 ? b.s : 1;
+      const int64_t hidden = c * b.t;
+      if (b.t != 1) net.convs.push_back({c, hw, hw, hidden, 1, 1, 1, true});
+      net.convs.push_back({hidden, hw, hw, hidden, 3, s, hidden, true});
+      hw = (hw + s - 1) / s;
+      net.convs.push_back({hidden, hw, hw, b.c, 1, 1, 1, false});
+      c = b.c;
+    }
+  }
+  net.convs.push_back({320, 7, 7, 1280, 1, 1, 1, true});
+  net.fc_in = 1280;
+  net.fc_out = 1000;
+  return net;
+}
+
+Net Squeezenet11() {
+  Net net;
+  // conv1 has no padding in squeezenet (224 -> 111); "same" padding here
+  // gives 112, within 2% of the work.
+  net.convs.push_back({3, 224, 224, 64, 3, 2, 1, true});
+  struct Fire {
+    int64_t in, squeeze, expand, hw;
+  };
+  const Fire fires[] = {{64, 16, 64, 55},   {128, 16, 64, 55},  {128, 32, 128, 27},
+                        {256, 32, 128, 27}, {256, 48, 192, 13}, {384, 48, 192, 13},
+                        {384, 64, 256, 13}, {512, 64, 256, 13}};
+  for (const Fire& f : fires) {
+    net.convs.push_back({f.in, f.hw, f.hw, f.squeeze, 1, 1, 1, true});
+    net.convs.push_back({f.squeeze, f.hw, f.hw, f.expand, 1, 1, 1, true});
+    net.convs.push_back({f.squeeze, f.hw, f.hw, f.expand, 3, 1, 1, true});
+  }
+  net.convs.push_back({512, 13, 13, 1000, 1, 1, 1, true});
+  return net;
+}
+
+void RunNet(benchmark::State& state, Net (*make)()) {
+  const Net net = make();
+  std::vector<std::unique_ptr<KernelHarness>> nodes;
+  double flops = 0.0;
+  for (const ConvSpec& s : net.convs) {
+    nodes.push_back(MakeConv(s));
+    flops += ConvFlops(s);
+    if (!nodes.back()) {
+      state.SkipWithError("Conv prepare failed");
+      return;
+    }
+  }
+  if (net.fc_out > 0) {
+    nodes.push_back(MakeGemm(1, net.fc_out, net.fc_in, true));
+    flops += 2.0 * static_cast<double>(net.fc_in * net.fc_out);
+  }
+  size_t max_ws = 0;
+  for (const auto& n : nodes) max_ws = n->workspace_bytes() > max_ws ? n->workspace_bytes() : max_ws;
+  for (auto _ : state) {
+    for (auto& n : nodes) {
+      if (!n->Eval().ok()) state.SkipWithError("eval failed");
+    }
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["max_workspace_KiB"] = static_cast<double>(max_ws) / 1024.0;
+}
+
+BENCHMARK_CAPTURE(RunNet, Resnet18_Net, Resnet18)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunNet, MobilenetV2_Net, MobilenetV2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunNet, Squeezenet11_Net, Squeezenet11)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace baton
+
+BENCHMARK_MAIN();

@@ -1,0 +1,477 @@
+#!/usr/bin/env python3
+"""Reference cases for baton_kernels_tests, computed with numpy and torch.
+
+Usage: make_refs.py OUT_DIR
+
+Writes OUT_DIR/manifest.json and one .npy file per input and output:
+
+  {"hash": "<sha256 of this script>",
+   "cases": [{"name": "conv_3x3_bias", "op": "Conv",
+              "inputs": ["conv_3x3_bias.in0.npy", null, ...],   # null: absent input
+              "outputs": ["conv_3x3_bias.out0.npy"],
+              "params": {"type": "ConvParams", "kernel": [3, 3], ...} | null}]}
+
+params mirror the tables of schema/plan.fbs, already normalized the way the
+planner normalizes them. References are computed in float64 and stored as
+float32. The generator is deterministic and skips all work when OUT_DIR
+already holds a manifest from this exact script (several test processes may
+start it at once; the output directory is swapped in atomically).
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+
+
+def script_hash():
+    with open(os.path.abspath(__file__), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def up_to_date(out_dir, digest):
+    try:
+        with open(os.path.join(out_dir, "manifest.json")) as f:
+            return json.load(f).get("hash") == digest
+    except (OSError, ValueError):
+        return False
+
+
+def build_cases(np, torch):
+    F = torch.nn.functional
+    rng = np.random.default_rng(20240611)
+    cases = []
+
+    def rand(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    def f64(a):
+        return torch.from_numpy(np.asarray(a, dtype=np.float64))
+
+    def add(name, op, inputs, outputs, params=None):
+        cases.append(dict(name=name, op=op, inputs=inputs, outputs=outputs, params=params))
+
+    # ---------------------------------------------------------------- Conv
+    def conv(name, n, c, spatial, m, kernel, strides=None, pads=None, dilations=None,
+             group=1, bias=True, clamp=None):
+        sp = len(spatial)
+        strides = strides or [1] * sp
+        pads = pads or [0] * (2 * sp)
+        dilations = dilations or [1] * sp
+        x = rand(n, c, *spatial)
+        w = rand(m, c // group, *kernel, scale=1.0 / np.sqrt(c // group * np.prod(kernel)))
+        b = rand(m) if bias else None
+        if sp == 2:
+            xp = F.pad(f64(x), (pads[1], pads[3], pads[0], pads[2]))
+            y = F.conv2d(xp, f64(w), None if b is None else f64(b), strides, 0, dilations, group)
+        else:
+            xp = F.pad(f64(x), (pads[0], pads[1]))
+            y = F.conv1d(xp, f64(w), None if b is None else f64(b), strides, 0, dilations, group)
+        if clamp is not None:
+            y = torch.clamp(y, clamp[0], clamp[1])
+        params = dict(type="ConvParams", kernel=list(kernel), strides=strides, pads=pads,
+                      dilations=dilations, group=group)
+        if clamp is not None:
+            params["clamp"] = clamp
+        add(name, "Conv", [x, w, b] if bias else [x, w], [y.numpy()], params)
+
+    conv("conv_3x3_p1_bias", 1, 3, (10, 12), 8, (3, 3), pads=[1, 1, 1, 1])
+    conv("conv_3x3_s2_asym_pads", 2, 5, (11, 9), 7, (3, 3), strides=[2, 2], pads=[1, 0, 2, 1])
+    conv("conv_3x3_dil2_nobias", 1, 4, (13, 14), 6, (3, 3), pads=[2, 2, 2, 2],
+         dilations=[2, 2], bias=False)
+    conv("conv_5x3_s_2_1", 1, 3, (12, 10), 5, (5, 3), strides=[2, 1], pads=[2, 1, 2, 1])
+    conv("conv_group2", 1, 4, (9, 9), 6, (3, 3), pads=[1, 1, 1, 1], group=2)
+    conv("conv_group4_1x1", 2, 8, (5, 6), 12, (1, 1), group=4)
+    conv("conv_7x7_s2_stem", 1, 3, (32, 30), 16, (7, 7), strides=[2, 2], pads=[3, 3, 3, 3],
+         clamp=[0.0, float(np.finfo(np.float32).max)])  # relu as a clamp; JSON has no inf
+    conv("conv_wide_k", 1, 64, (20, 20), 70, (3, 3), pads=[1, 1, 1, 1])  # K=576: 3 k blocks
+    conv("conv_many_m", 1, 16, (8, 8), 300, (3, 3), pads=[1, 1, 1, 1])   # M blocks
+    conv("conv_wide_n", 1, 8, (40, 41), 9, (3, 3), pads=[1, 1, 1, 1])    # N > nc block
+    conv("conv_relu6", 1, 6, (7, 7), 10, (3, 3), strides=[2, 2], pads=[1, 1, 1, 1],
+         clamp=[0.0, 6.0])
+    conv("conv_1x1", 1, 20, (7, 9), 13, (1, 1), clamp=[-0.5, 0.5])
+    conv("conv_1x1_batch", 3, 33, (5, 5), 17, (1, 1), bias=False)
+    conv("conv_1x1_big", 1, 300, (30, 40), 40, (1, 1))                   # k and n blocks
+    conv("conv_1x1_s2", 1, 16, (9, 9), 24, (1, 1), strides=[2, 2])
+    conv("conv_1x1_pad", 1, 5, (4, 4), 6, (1, 1), pads=[1, 0, 0, 1])
+    conv("conv_1d", 2, 4, (20,), 6, (3,), strides=[2], pads=[1, 2])
+    conv("conv_1d_dil", 1, 3, (17,), 5, (4,), dilations=[3], pads=[0, 3], bias=False)
+    conv("conv_kernel_larger_than_input", 1, 2, (2, 3), 3, (3, 3), pads=[1, 1, 1, 1])
+    # depthwise (group == C), with M == C or a multiple of C
+    conv("dw_3x3_s1", 1, 8, (13, 11), 8, (3, 3), pads=[1, 1, 1, 1], group=8, clamp=[0.0, 6.0])
+    conv("dw_3x3_s2", 2, 6, (16, 16), 6, (3, 3), strides=[2, 2], pads=[1, 1, 1, 1], group=6)
+    conv("dw_3x3_s2_same_pads", 1, 5, (15, 14), 5, (3, 3), strides=[2, 2], pads=[0, 0, 1, 1],
+         group=5)
+    conv("dw_3x3_nopad_nobias", 1, 4, (9, 10), 4, (3, 3), group=4, bias=False)
+    conv("dw_3x3_tiny", 1, 3, (2, 2), 3, (3, 3), pads=[1, 1, 1, 1], group=3)
+    conv("dw_3x3_dil2", 1, 4, (12, 12), 4, (3, 3), pads=[2, 2, 2, 2], dilations=[2, 2], group=4)
+    conv("dw_mult2_5x5_s2", 1, 4, (14, 13), 8, (5, 5), strides=[2, 2], pads=[2, 2, 2, 2],
+         group=4)
+    conv("dw_3x3_s3", 1, 3, (10, 10), 3, (3, 3), strides=[3, 3], pads=[1, 1, 1, 1], group=3)
+    conv("dw_1d", 1, 4, (15,), 4, (3,), pads=[1, 1], group=4)
+
+    # ---------------------------------------------------------------- Gemm
+    def gemm(name, m, n, k, trans_a=False, trans_b=False, c_shape=None, alpha=1.0, beta=1.0,
+             clamp=None):
+        a = rand(k, m) if trans_a else rand(m, k)
+        b = rand(n, k) if trans_b else rand(k, n)
+        at = f64(a).T if trans_a else f64(a)
+        bt = f64(b).T if trans_b else f64(b)
+        y = alpha * (at @ bt)
+        inputs = [a, b]
+        if c_shape is not None:
+            c = rand(*c_shape)
+            y = y + beta * f64(c)
+            inputs.append(c)
+        if clamp is not None:
+            y = torch.clamp(y, clamp[0], clamp[1])
+        params = dict(type="GemmParams", alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b)
+        if clamp is not None:
+            params["clamp"] = clamp
+        add(name, "Gemm", inputs, [y.numpy()], params)
+
+    gemm("gemm_classifier", 1, 1000, 512, trans_b=True, c_shape=(1000,))
+    gemm("gemm_small", 5, 7, 3)
+    gemm("gemm_ta_colC", 17, 33, 300, trans_a=True, c_shape=(17, 1), alpha=0.5, beta=2.0)
+    gemm("gemm_ta_tb_scalarC", 64, 130, 257, trans_a=True, trans_b=True, c_shape=())
+    gemm("gemm_C11", 3, 4, 5, c_shape=(1, 1), beta=-1.0)
+    gemm("gemm_wide_n", 130, 1030, 40, c_shape=(1, 1030))
+    gemm("gemm_big_mk", 300, 20, 600, trans_b=True, c_shape=(300, 20))
+    gemm("gemm_clamp", 8, 9, 10, c_shape=(9,), clamp=[-0.5, 0.5])
+    gemm("gemm_k1", 6, 10, 1)
+    gemm("gemm_beta0", 4, 4, 4, c_shape=(4, 4), beta=0.0)
+
+    # -------------------------------------------------------------- MatMul
+    def matmul(name, sa, sb):
+        a = rand(*sa)
+        b = rand(*sb)
+        y = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        add(name, "MatMul", [a, b], [np.asarray(y)])
+
+    matmul("matmul_2d", (3, 4), (4, 5))
+    matmul("matmul_batch_fold", (2, 3, 4, 5), (5, 6))
+    matmul("matmul_batch_bcast", (2, 1, 4, 5), (3, 5, 6))
+    matmul("matmul_a_bcast", (1, 7, 8), (2, 8, 9))
+    matmul("matmul_vec_mat", (5,), (5, 3))
+    matmul("matmul_mat_vec", (2, 4, 5), (5,))
+    matmul("matmul_vec_vec", (5,), (5,))
+    matmul("matmul_big", (2, 70, 300), (300, 50))
+    matmul("matmul_batch_b_only", (4, 6), (3, 6, 5))
+
+    # ------------------------------------------------- Add Sub Mul Div
+    def binary(name, op, sa, sb, clamp=None, with_params=True):
+        a = rand(*sa)
+        b = rand(*sb)
+        if op == "Div":
+            b = (np.sign(b) + (b == 0)) * (0.5 + np.abs(b)).astype(np.float32)
+            b = b.astype(np.float32)
+        fa, fb = a.astype(np.float64), b.astype(np.float64)
+        y = {"Add": fa + fb, "Sub": fa - fb, "Mul": fa * fb, "Div": fa / fb}[op]
+        if clamp is not None:
+            y = np.clip(y, clamp[0], clamp[1])
+        params = None
+        if with_params:
+            params = dict(type="ElementwiseParams")
+            if clamp is not None:
+                params["clamp"] = clamp
+        add(name, op, [a, b], [np.asarray(y)], params)
+
+    for op in ("Add", "Sub", "Mul", "Div"):
+        lo = op.lower()
+        binary(f"{lo}_same", op, (2, 3, 4, 5), (2, 3, 4, 5))
+        binary(f"{lo}_last_dim", op, (2, 3, 4, 5), (5,), with_params=False)
+        binary(f"{lo}_channel", op, (2, 3, 4, 5), (3, 1, 1))
+        binary(f"{lo}_both_ways", op, (1, 3, 1, 5), (2, 1, 4, 1))
+        binary(f"{lo}_scalar_lhs", op, (), (3, 4))
+        binary(f"{lo}_scalar_rhs", op, (3, 4), (1,))
+        binary(f"{lo}_middle", op, (2, 1, 6), (2, 5, 6))
+    binary("add_relu6", "Add", (2, 8, 3, 3), (2, 8, 3, 3), clamp=[0.0, 6.0])
+    binary("mul_se_clamp", "Mul", (1, 16, 5, 5), (1, 16, 1, 1), clamp=[-1.0, 1.0])
+    binary("add_rank6", "Add", (2, 1, 3, 1, 2, 3), (1, 2, 1, 2, 2, 1))
+
+    # ---------------------------------------------------------- activations
+    xa = rand(2, 3, 7, 5, scale=3.0)
+    xa.flat[:4] = [100.0, -100.0, 0.0, -0.0]
+    fx = f64(xa)
+    add("relu", "Relu", [xa], [torch.relu(fx).numpy()])
+    add("leaky_relu", "LeakyRelu", [xa], [F.leaky_relu(fx, 0.1).numpy()],
+        dict(type="ActivationParams", alpha=0.1))
+    add("clip", "Clip", [xa], [torch.clamp(fx, -1.0, 2.0).numpy()],
+        dict(type="ActivationParams", min=-1.0, max=2.0))
+    add("sigmoid", "Sigmoid", [xa], [torch.sigmoid(fx).numpy()])
+    add("tanh", "Tanh", [xa], [torch.tanh(fx).numpy()])
+    add("hard_sigmoid", "HardSigmoid", [xa], [torch.clamp(0.2 * fx + 0.5, 0, 1).numpy()],
+        dict(type="ActivationParams", alpha=0.2, beta=0.5))
+    add("hard_swish", "HardSwish", [xa], [F.hardswish(fx).numpy()])
+
+    for axis, shape in ((1, (2, 5, 3, 4)), (3, (2, 3, 4, 6)), (0, (4, 3)), (0, (7,))):
+        x = rand(*shape, scale=4.0)
+        x.flat[0] = 1000.0  # stability: exp must not overflow
+        add(f"softmax_axis{axis}_r{len(shape)}", "Softmax", [x],
+            [torch.softmax(f64(x), axis).numpy()], dict(type="AxisParams", axis=axis))
+
+    # --------------------------------------------------------------- pools
+    def pool_np(x, kind, kernel, strides, pads, dilations, ceil_mode, include_pad):
+        """Independent numpy reference (float64)."""
+        x = x.astype(np.float64)
+        sp = x.ndim - 2
+        out = []
+        for i in range(sp):
+            n, k, s, d = x.shape[2 + i], kernel[i], strides[i], dilations[i]
+            span = n + pads[i] + pads[sp + i] - d * (k - 1) - 1
+            o = (-(-span // s) if ceil_mode else span // s) + 1
+            if ceil_mode and (o - 1) * s >= n + pads[i]:
+                o -= 1
+            out.append(o)
+        y = np.zeros(x.shape[:2] + tuple(out))
+        for idx in np.ndindex(*out):
+            sub = x
+            padcount = 1
+            for i in range(sp):
+                start = idx[i] * strides[i] - pads[i]
+                pos = [start + t * dilations[i] for t in range(kernel[i])]
+                valid = [p for p in pos if 0 <= p < x.shape[2 + i]]
+                padcount *= len([p for p in pos if -pads[i] <= p < x.shape[2 + i] + pads[sp + i]])
+                sub = np.take(sub, valid, axis=2 + i)
+            axes = tuple(range(2, 2 + sp))
+            if kind == "MaxPool":
+                y[(slice(None), slice(None)) + idx] = sub.max(axis=axes)
+            else:
+                cnt = padcount if include_pad else int(np.prod(sub.shape[2:]))
+                y[(slice(None), slice(None)) + idx] = sub.sum(axis=axes) / cnt
+        return y
+
+    def pool(name, kind, shape, kernel, strides=None, pads=None, dilations=None, ceil_mode=False,
+             include_pad=False, check_torch=True):
+        sp = len(shape) - 2
+        strides = strides or [1] * sp
+        pads = pads or [0] * (2 * sp)
+        dilations = dilations or [1] * sp
+        x = rand(*shape)
+        y = pool_np(x, kind, kernel, strides, pads, dilations, ceil_mode, include_pad)
+        if check_torch:  # cross-check the numpy reference where torch applies
+            fx = f64(x)
+            p = pads[:sp]
+            assert pads[:sp] == pads[sp:]
+            if kind == "MaxPool":
+                fn = F.max_pool2d if sp == 2 else F.max_pool1d
+                t = fn(fx, kernel, strides, p, dilations, ceil_mode)
+            else:
+                assert dilations == [1] * sp
+                fn = F.avg_pool2d if sp == 2 else F.avg_pool1d
+                t = fn(fx, kernel, strides, p, ceil_mode, include_pad)
+            assert t.shape == y.shape and np.allclose(t.numpy(), y), name
+        params = dict(type="PoolParams", kernel=kernel, strides=strides, pads=pads,
+                      dilations=dilations, ceil_mode=ceil_mode, count_include_pad=include_pad)
+        add(name, kind, [x], [y], params)
+
+    pool("maxpool_3x3_s2_p1", "MaxPool", (1, 4, 15, 15), [3, 3], [2, 2], [1, 1, 1, 1])
+    pool("maxpool_2x2_ceil", "MaxPool", (1, 3, 7, 7), [2, 2], [2, 2], ceil_mode=True)
+    pool("maxpool_3x3_s2_ceil", "MaxPool", (2, 2, 8, 8), [3, 3], [2, 2], ceil_mode=True)
+    pool("maxpool_ceil_pad", "MaxPool", (1, 2, 8, 8), [3, 3], [2, 2], [1, 1, 1, 1],
+         ceil_mode=True)
+    pool("maxpool_dil2", "MaxPool", (1, 2, 9, 9), [3, 3], [1, 1], [1, 1, 1, 1], [2, 2])
+    pool("maxpool_asym_pads", "MaxPool", (1, 2, 8, 9), [3, 2], [2, 1], [0, 1, 1, 0],
+         check_torch=False)
+    pool("maxpool_1d", "MaxPool", (2, 3, 11), [3], [2], [1, 1])
+    pool("avgpool_3x3_s2_p1_excl", "AveragePool", (1, 4, 15, 15), [3, 3], [2, 2], [1, 1, 1, 1])
+    pool("avgpool_3x3_s2_p1_incl", "AveragePool", (1, 4, 15, 15), [3, 3], [2, 2], [1, 1, 1, 1],
+         include_pad=True)
+    pool("avgpool_ceil_pad_incl", "AveragePool", (1, 2, 8, 8), [3, 3], [2, 2], [1, 1, 1, 1],
+         ceil_mode=True, include_pad=True)
+    pool("avgpool_ceil_pad_excl", "AveragePool", (1, 2, 8, 8), [3, 3], [2, 2], [1, 1, 1, 1],
+         ceil_mode=True, include_pad=False)
+    pool("avgpool_2x2_ceil", "AveragePool", (1, 3, 7, 7), [2, 2], [2, 2], ceil_mode=True)
+    pool("avgpool_ceil_nopad_incl", "AveragePool", (1, 2, 10, 10), [3, 3], [2, 2],
+         ceil_mode=True, include_pad=True)
+    pool("avgpool_dil2", "AveragePool", (1, 2, 10, 10), [3, 3], [1, 1], [2, 2, 2, 2], [2, 2],
+         include_pad=True, check_torch=False)
+    pool("avgpool_asym_incl", "AveragePool", (1, 2, 9, 8), [3, 3], [2, 2], [0, 1, 2, 1],
+         include_pad=True, check_torch=False)
+    pool("avgpool_1d", "AveragePool", (2, 3, 12), [4], [3], [1, 1], include_pad=False)
+
+    for name, kind, shape in (("gap", "GlobalAveragePool", (2, 8, 7, 7)),
+                              ("gap_1d", "GlobalAveragePool", (2, 3, 10)),
+                              ("gap_big", "GlobalAveragePool", (1, 4, 13, 17)),
+                              ("gmp", "GlobalMaxPool", (2, 8, 5, 3))):
+        x = rand(*shape)
+        axes = tuple(range(2, len(shape)))
+        fx = x.astype(np.float64)
+        y = fx.mean(axis=axes, keepdims=True) if kind == "GlobalAveragePool" \
+            else fx.max(axis=axes, keepdims=True)
+        add(name, kind, [x], [y])
+
+    # ----------------------------------------------------------- ReduceMean
+    for name, shape, axes, keep in (("reduce_hw_keep", (2, 3, 4, 5), [2, 3], True),
+                                    ("reduce_c", (2, 3, 4, 5), [1], False),
+                                    ("reduce_0_2", (2, 3, 4, 5), [0, 2], True),
+                                    ("reduce_last", (3, 4, 6), [2], False),
+                                    ("reduce_all", (3, 4, 5), [], False)):
+        x = rand(*shape)
+        y = x.astype(np.float64).mean(axis=tuple(axes) if axes else None, keepdims=keep)
+        add(name, "ReduceMean", [x], [np.asarray(y)],
+            dict(type="ReduceParams", axes=axes, keepdims=keep))
+
+    # ---------------------------------------------------- BatchNormalization
+    for name, shape in (("bn_4d", (2, 6, 5, 4)), ("bn_2d", (4, 6))):
+        c = shape[1]
+        x, s, b, mean = rand(*shape), rand(c), rand(c), rand(c)
+        var = (np.abs(rand(c)) + 0.1).astype(np.float32)
+        y = F.batch_norm(f64(x), f64(mean), f64(var), f64(s), f64(b), False, 0.0, 1e-3)
+        add(name, "BatchNormalization", [x, s, b, mean, var], [y.numpy()],
+            dict(type="BatchNormParams", epsilon=1e-3))
+
+    # ------------------------------------------------------- Concat / Split
+    parts = [rand(2, 3, 4), rand(2, 1, 4), rand(2, 5, 4)]
+    add("concat_axis1", "Concat", parts, [np.concatenate(parts, 1)], dict(type="AxisParams", axis=1))
+    parts = [rand(1, 3), rand(4, 3)]
+    add("concat_axis0", "Concat", parts, [np.concatenate(parts, 0)], dict(type="AxisParams", axis=0))
+    parts = [rand(2, 3, 2), rand(2, 3, 5)]
+    add("concat_last", "Concat", parts, [np.concatenate(parts, 2)], dict(type="AxisParams", axis=2))
+    parts = [rng.integers(-9, 9, (2, 2)).astype(np.int64), rng.integers(-9, 9, (2, 3)).astype(np.int64)]
+    add("concat_int64", "Concat", parts, [np.concatenate(parts, 1)], dict(type="AxisParams", axis=1))
+    x = rand(2, 9, 4)
+    add("split_axis1", "Split", [x], list(np.split(x, [2, 5], axis=1)), dict(type="AxisParams", axis=1))
+    x = rand(3, 2, 6)
+    add("split_last", "Split", [x], list(np.split(x, [1], axis=2)), dict(type="AxisParams", axis=2))
+    x = rng.integers(0, 255, (4, 6)).astype(np.uint8)
+    add("split_uint8", "Split", [x], list(np.split(x, [3], axis=1)), dict(type="AxisParams", axis=1))
+
+    # ---------------------------------------------------------------- Slice
+    def slice_case(name, x, starts, ends, steps):
+        index = []
+        for d in range(x.ndim):
+            st, en, sp = starts[d], ends[d], steps[d]
+            cnt = max(0, -(-(en - st) // sp)) if sp > 0 else max(0, -(-(st - en) // -sp))
+            index.append(st + sp * np.arange(cnt))
+        y = x[np.ix_(*index)]
+        add(name, "Slice", [x], [y], dict(type="SliceParams", starts=starts, ends=ends,
+                                          axes=list(range(x.ndim)), steps=steps))
+
+    x = rand(4, 6, 8)
+    slice_case("slice_neg_step", x, [1, 0, 7], [4, 6, -1], [2, 1, -2])
+    slice_case("slice_middle_rev", x, [0, 5, 1], [4, -1, 7], [1, -1, 3])
+    slice_case("slice_contiguous", x, [1, 2, 0], [3, 5, 8], [1, 1, 1])
+    slice_case("slice_empty", x, [0, 0, 3], [4, 6, 3], [1, 1, 1])
+    slice_case("slice_int64", rng.integers(0, 100, (5, 7)).astype(np.int64), [4, 1], [-1, 7],
+               [-1, 2])
+
+    # ------------------------------------------------------------------ Pad
+    def pad_case(name, x, pads, mode, value=0.0):
+        r = x.ndim
+        width = [(pads[d], pads[r + d]) for d in range(r)]
+        mode_name = ["constant", "reflect", "edge"][mode]
+        if mode == 0:
+            y = np.pad(x, width, mode="constant", constant_values=np.array(value).astype(x.dtype))
+        else:
+            y = np.pad(x, width, mode=mode_name)
+        add(name, "Pad", [x], [y], dict(type="PadParams", pads=pads, mode=mode, value=value))
+
+    x = rand(2, 3, 4, 5)
+    pad_case("pad_constant", x, [0, 0, 1, 2, 0, 1, 2, 1], 0, 1.5)
+    pad_case("pad_reflect", x, [0, 1, 2, 3, 0, 0, 1, 2], 1)
+    pad_case("pad_edge", x, [1, 0, 3, 2, 0, 2, 0, 4], 2)
+    pad_case("pad_reflect_2d", rand(3, 4), [2, 3, 2, 3], 1)
+    pad_case("pad_constant_int32", rng.integers(-5, 5, (3, 4)).astype(np.int32), [1, 0, 0, 2], 0,
+             7.0)
+    pad_case("pad_zero_pads", rand(2, 3), [0, 0, 0, 0], 0)
+
+    # ------------------------------------------------------------ Transpose
+    for name, x, perm in (("transpose_nhwc", rand(2, 3, 4, 5), [0, 2, 3, 1]),
+                          ("transpose_mixed", rand(2, 3, 4, 5), [3, 1, 0, 2]),
+                          ("transpose_2d", rand(7, 9), [1, 0]),
+                          ("transpose_identity", rand(3, 4), [0, 1]),
+                          ("transpose_int64", rng.integers(0, 9, (2, 3, 4)).astype(np.int64),
+                           [2, 0, 1]),
+                          ("transpose_unit_dims", rand(1, 5, 1, 3), [2, 3, 0, 1])):
+        add(name, "Transpose", [x], [np.transpose(x, perm)], dict(type="TransposeParams", perm=perm))
+
+    # --------------------------------------------------------------- Gather
+    data = rand(5, 4, 3)
+    idx = np.array([[0, -1], [2, 4]], dtype=np.int64)
+    add("gather_axis0_i64", "Gather", [data, idx], [np.take(data, idx % 5, axis=0)],
+        dict(type="AxisParams", axis=0))
+    idx = np.array([3, -4, 0], dtype=np.int32)
+    add("gather_axis1_i32", "Gather", [data, idx], [np.take(data, idx % 4, axis=1)],
+        dict(type="AxisParams", axis=1))
+    idx = np.array(2, dtype=np.int64)
+    add("gather_scalar_axis2", "Gather", [data, idx], [np.take(data, 2, axis=2)],
+        dict(type="AxisParams", axis=2))
+    data_i = rng.integers(0, 50, (6, 2)).astype(np.int64)
+    idx = np.array([5, 0, -6], dtype=np.int64)
+    add("gather_int64_data", "Gather", [data_i, idx], [np.take(data_i, idx % 6, axis=0)],
+        dict(type="AxisParams", axis=0))
+
+    # ------------------------------------------------------ byte-copy ops
+    x = rand(2, 3, 4)
+    add("reshape", "Reshape", [x, np.array([6, 4], dtype=np.int64)], [x.reshape(6, 4)])
+    add("flatten", "Flatten", [x], [x.reshape(2, 12)], dict(type="AxisParams", axis=1))
+    add("squeeze", "Squeeze", [x[:, :1]], [x[:, 0]])
+    add("unsqueeze", "Unsqueeze", [x], [x[:, None]])
+    add("identity", "Identity", [x], [x.copy()])
+    add("copy", "Copy", [x], [x.copy()])
+    xi = rng.integers(0, 9, (3, 5)).astype(np.int32)
+    add("identity_int32", "Identity", [xi], [xi.copy()])
+    return cases
+
+
+def write(cases, out_dir, digest, np):
+    manifest = {"hash": digest, "cases": []}
+    for case in cases:
+        name = case["name"]
+        entry = {"name": name, "op": case["op"], "inputs": [], "outputs": [],
+                 "params": case["params"]}
+        for i, a in enumerate(case["inputs"]):
+            if a is None:
+                entry["inputs"].append(None)
+                continue
+            fn = f"{name}.in{i}.npy"
+            np.save(os.path.join(out_dir, fn), np.array(a, order="C"))  # 0-d stays 0-d
+            entry["inputs"].append(fn)
+        for i, a in enumerate(case["outputs"]):
+            a = np.asarray(a)
+            if a.dtype == np.float64:
+                a = a.astype(np.float32)
+            fn = f"{name}.out{i}.npy"
+            np.save(os.path.join(out_dir, fn), np.array(a, order="C"))  # 0-d stays 0-d
+            entry["outputs"].append(fn)
+        manifest["cases"].append(entry)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, allow_nan=False)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir = os.path.abspath(sys.argv[1])
+    digest = script_hash()
+    if up_to_date(out_dir, digest):
+        return 0
+    import numpy as np  # noqa: deferred so an up-to-date run is instant
+    import torch
+    torch.set_num_threads(1)
+    tmp = f"{out_dir}.tmp.{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    write(build_cases(np, torch), tmp, digest, np)
+    old = f"{out_dir}.old.{os.getpid()}"
+    if os.path.exists(out_dir):
+        try:
+            os.rename(out_dir, old)
+        except OSError:
+            pass
+    try:
+        os.rename(tmp, out_dir)
+    except OSError:
+        # Another process won the race; its output is identical.
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not up_to_date(out_dir, digest):
+            raise
+    shutil.rmtree(old, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+// Every reference kernel against numpy/torch results. The cases (inputs,
+// parameters, expected outputs) come from tests/kernels/make_refs.py, run
+// once per test process (it returns at once when its output is current).
+// Each test below runs the cases of one op family; float outputs must match
+// within 1e-4 of the output's scale (max |reference|), others exactly.
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "baton/planner/npy.h"
+#include "kernels/kernel_test_util.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+using testing::KernelHarness;
+using testing::ParamsFn;
+
+std::string RefDir() { return std::string(BATON_BINARY_DIR) + "/tests/kernels/refs"; }
+
+bool OpFromName(const std::string& name, schema::Op* out) {
+  for (schema::Op op : schema::EnumValuesOp()) {
+    if (name == schema::EnumNameOp(op)) {
+      *out = op;
+      return true;
+    }
+  }
+  return false;
+}
+
+template <typename T>
+std::vector<T> Vec(const json& p, const char* key) {
+  std::vector<T> v;
+  if (p.contains(key)) {
+    for (const auto& e : p[key]) v.push_back(e.get<T>());
+  }
+  return v;
+}
+
+// The fused clamp, or null.
+const schema::Clamp* ClampOf(const json& p, schema::Clamp* storage) {
+  if (!p.contains("clamp")) return nullptr;
+  *storage = schema::Clamp(p["clamp"][0].get<float>(), p["clamp"][1].get<float>());
+  return storage;
+}
+
+// Translates the manifest's params object into the schema's Params union.
+schema::Params ParamsFromJson(const json& p, ParamsFn* out) {
+  if (p.is_null()) return schema::Params::NONE;
+  const std::string type = p["type"].get<std::string>();
+  if (type == "ConvParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto kernel = Vec<int32_t>(p, "kernel"), strides = Vec<int32_t>(p, "strides"),
+           pads = Vec<int32_t>(p, "pads"), dilations = Vec<int32_t>(p, "dilations");
+      schema::Clamp c;
+      return schema::CreateConvParamsDirect(b, &kernel, &strides, &pads, &dilations,
+                                            p["group"].get<int32_t>(), ClampOf(p, &c))
+          .Union();
+    };
+    return schema::Params::ConvParams;
+  }
+  if (type == "GemmParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      schema::Clamp c;
+      return schema::CreateGemmParams(b, p["alpha"].get<float>(), p["beta"].get<float>(),
+                                      p["trans_a"].get<bool>(), p["trans_b"].get<bool>(),
+                                      ClampOf(p, &c))
+          .Union();
+    };
+    return schema::Params::GemmParams;
+  }
+  if (type == "ElementwiseParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      schema::Clamp c;
+      return schema::CreateElementwiseParams(b, ClampOf(p, &c)).Union();
+    };
+    return schema::Params::ElementwiseParams;
+  }
+  if (type == "ActivationParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      return schema::CreateActivationParams(b, p.value("alpha", 0.0f), p.value("beta", 0.0f),
+                                            p.value("min", 0.0f), p.value("max", 0.0f))
+          .Union();
+    };
+    return schema::Params::ActivationParams;
+  }
+  if (type == "AxisParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      return schema::CreateAxisParams(b, p["axis"].get<int32_t>()).Union();
+    };
+    return schema::Params::AxisParams;
+  }
+  if (type == "PoolParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto kernel = Vec<int32_t>(p, "kernel"), strides = Vec<int32_t>(p, "strides"),
+           pads = Vec<int32_t>(p, "pads"), dilations = Vec<int32_t>(p, "dilations");
+      return schema::CreatePoolParamsDirect(b, &kernel, &strides, &pads, &dilations,
+                                            p["ceil_mode"].get<bool>(),
+                                            p["count_include_pad"].get<bool>())
+          .Union();
+    };
+    return schema::Params::PoolParams;
+  }
+  if (type == "ReduceParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto axes = Vec<int32_t>(p, "axes");
+      return schema::CreateReduceParamsDirect(b, &axes, p["keepdims"].get<bool>()).Union();
+    };
+    return schema::Params::ReduceParams;
+  }
+  if (type == "BatchNormParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      return schema::CreateBatchNormParams(b, p["epsilon"].get<float>()).Union();
+    };
+    return schema::Params::BatchNormParams;
+  }
+  if (type == "SliceParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto starts = Vec<int64_t>(p, "starts"), ends = Vec<int64_t>(p, "ends"),
+           steps = Vec<int64_t>(p, "steps");
+      auto axes = Vec<int32_t>(p, "axes");
+      return schema::CreateSliceParamsDirect(b, &starts, &ends, &axes, &steps).Union();
+    };
+    return schema::Params::SliceParams;
+  }
+  if (type == "PadParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto pads = Vec<int64_t>(p, "pads");
+      return schema::CreatePadParamsDirect(b, &pads, p["mode"].get<uint8_t>(),
+                                           p["value"].get<float>())
+          .Union();
+    };
+    return schema::Params::PadParams;
+  }
+  if (type == "TransposeParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto perm = Vec<int32_t>(p, "perm");
+      return schema::CreateTransposeParamsDirect(b, &perm).Union();
+    };
+    return schema::Params::TransposeParams;
+  }
+  ADD_FAILURE() << "unknown params type " << type;
+  return schema::Params::NONE;
+}
+
+class KernelRefTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                            "/tests/kernels/make_refs.py " + RefDir();
+    script_status_ = std::system(cmd.c_str());
+    if (script_status_ != 0) return;
+    std::ifstream f(RefDir() + "/manifest.json");
+    manifest_ = new json(json::parse(f, nullptr, /*allow_exceptions=*/false));
+  }
+  static void TearDownTestSuite() {
+    delete manifest_;
+    manifest_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(script_status_, 0) << "make_refs.py failed (needs /usr/bin/python3 with numpy, torch)";
+    ASSERT_TRUE(manifest_ != nullptr && manifest_->contains("cases")) << "bad manifest";
+  }
+
+  // Runs every case whose op is in `ops`; there must be at least one.
+  void RunOps(std::initializer_list<const char*> ops) {
+    int ran = 0;
+    for (const json& c : (*manifest_)["cases"]) {
+      const std::string op = c["op"].get<std::string>();
+      bool match = false;
+      for (const char* o : ops) match = match || op == o;
+      if (!match) continue;
+      SCOPED_TRACE(c["name"].get<std::string>());
+      RunCase(c);
+      ++ran;
+    }
+    EXPECT_GT(ran, 0) << "no reference cases for this family";
+  }
+
+  void RunCase(const json& c) {
+    KernelHarness h;
+    std::vector<int> inputs, outputs;
+    std::vector<planner::NpyArray> expected;
+    for (const json& in : c["inputs"]) {
+      if (in.is_null()) {
+        inputs.push_back(-1);
+        continue;
+      }
+      auto arr = planner::ReadNpy(RefDir() + "/" + in.get<std::string>());
+      ASSERT_TRUE(arr.ok()) << arr.error();
+      const int id = h.AddTensor(arr->dtype, arr->shape);
+      h.SetBytes(id, arr->data.data(), arr->data.size());
+      inputs.push_back(id);
+    }
+    for (const json& out : c["outputs"]) {
+      auto arr = planner::ReadNpy(RefDir() + "/" + out.get<std::string>());
+      ASSERT_TRUE(arr.ok()) << arr.error();
+      outputs.push_back(h.AddTensor(arr->dtype, arr->shape));
+      expected.push_back(std::move(arr.value()));
+    }
+    schema::Op op = schema::Op::Copy;
+    ASSERT_TRUE(OpFromName(c["op"].get<std::string>(), &op));
+    ParamsFn params;
+    const schema::Params type = ParamsFromJson(c["params"], &params);
+    h.SetNode(op, inputs, outputs, type, params);
+    Status st = h.Prepare();
+    ASSERT_TRUE(st.ok()) << "prepare: " << st.message();
+    st = h.Eval();
+    ASSERT_TRUE(st.ok()) << "eval: " << st.message();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ExpectMatches(expected[i], h, outputs[i]);
+    }
+  }
+
+  static void ExpectMatches(const planner::NpyArray& ref, KernelHarness& h, int id) {
+    ASSERT_EQ(ref.data.size(), h.Bytes(id));
+    if (ref.dtype != DType::Float32) {
+      EXPECT_EQ(0, memcmp(ref.data.data(), h.Data(id), ref.data.size())) << "bytes differ";
+      return;
+    }
+    const std::vector<float> want = ref.FloatData();
+    const float* got = h.F32(id);
+    float scale = 0.0f;
+    for (float v : want) scale = std::fmax(scale, std::fabs(v));
+    const float tol = 1e-4f * (scale > 0.0f ? scale : 1.0f);
+    size_t bad = 0, first_bad = 0;
+    float worst = 0.0f;
+    for (size_t j = 0; j < want.size(); ++j) {
+      const float err = std::fabs(got[j] - want[j]);
+      if (!(err <= tol)) {  // also catches NaN
+        if (bad++ == 0) first_bad = j;
+      }
+      if (err > worst) worst = err;
+    }
+    EXPECT_EQ(bad, 0u) << bad << " of " << want.size() << " elements off; first at " << first_bad
+                       << ": got " << got[first_bad] << " want " << want[first_bad]
+                       << "; worst error " << worst << ", tolerance " << tol;
+  }
+
+  static int script_status_;
+  static json* manifest_;
+};
+
+int KernelRefTest::script_status_ = -1;
+json* KernelRefTest::manifest_ = nullptr;
+
+TEST_F(KernelRefTest, Conv) { RunOps({"Conv"}); }
+TEST_F(KernelRefTest, Gemm) { RunOps({"Gemm"}); }
+TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
+TEST_F(KernelRefTest, Elementwise) { RunOps({"Add", "Sub", "Mul", "Div"}); }
+TEST_F(KernelRefTest, Activations) {
+  RunOps({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"});
+}
+TEST_F(KernelRefTest, Softmax) { RunOps({"Softmax"}); }
+TEST_F(KernelRefTest, Pools) { RunOps({"MaxPool", "AveragePool"}); }
+TEST_F(KernelRefTest, GlobalPools) { RunOps({"GlobalAveragePool", "GlobalMaxPool"}); }
+TEST_F(KernelRefTest, ReduceMean) { RunOps({"ReduceMean"}); }
+TEST_F(KernelRefTest, BatchNormalization) { RunOps({"BatchNormalization"}); }
+TEST_F(KernelRefTest, ConcatSplit) { RunOps({"Concat", "Split"}); }
+TEST_F(KernelRefTest, Slice) { RunOps({"Slice"}); }
+TEST_F(KernelRefTest, Pad) { RunOps({"Pad"}); }
+TEST_F(KernelRefTest, Transpose) { RunOps({"Transpose"}); }
+TEST_F(KernelRefTest, Gather) { RunOps({"Gather"}); }
+TEST_F(KernelRefTest, ByteCopies) {
+  RunOps({"Copy", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
+}
+
+// Every op of the schema has at least one reference case.
+TEST_F(KernelRefTest, EveryOpCovered) {
+  for (schema::Op op : schema::EnumValuesOp()) {
+    bool found = false;
+    for (const json& c : (*manifest_)["cases"]) {
+      found = found || c["op"].get<std::string>() == schema::EnumNameOp(op);
+    }
+    EXPECT_TRUE(found) << "no reference case for " << schema::EnumNameOp(op);
+  }
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Writes tiny ONNX models for the importer's tests into OUT_DIR.
+
+Usage: make_onnx_cases.py OUT_DIR
+
+Each case is a file named after what it exercises; import_onnx_test.cc
+documents the expected outcome of each.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=13, name="case", value_info=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers),
+                              value_info=list(value_info))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    return m
+
+
+def vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def f32(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
+
+
+def i64(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.int64), name)
+
+
+def cases():
+    out = {}
+
+    # Valid: unnamed nodes, initializers in typed fields (not raw_data), a
+    # Constant with a tensor value, a Constant with value_ints, Identity to
+    # the graph output, and an initializer that is also listed as an input.
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3], [0.5] * 12)  # float_data
+    b = helper.make_tensor("b", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+    shape_c = helper.make_node(
+        "Constant", [], ["shape"], value=helper.make_tensor("v", TensorProto.INT64, [2], [2, 2]))
+    scale_c = helper.make_node("Constant", [], ["scale"], value_ints=[1])
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "b"], ["g"], transB=1),
+        helper.make_node("Relu", ["g"], ["r"]),
+        shape_c,
+        helper.make_node("Reshape", ["r", "shape"], ["s"], name="reshape"),
+        scale_c,
+        helper.make_node("Identity", ["s"], ["y"]),
+    ]
+    out["valid_small"] = model(nodes, [vi("x", [1, 3]), vi("w", [4, 3])], [vi("y", [2, 2])],
+                               [w, b])
+
+    # Unnamed nodes whose generated names would clash with an explicit one.
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Sigmoid", ["a"], ["b"], name="Relu_0"),
+        helper.make_node("Tanh", ["b"], ["y"]),
+    ]
+    out["unnamed_nodes"] = model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+    # Errors.
+    out["unsupported_op"] = model(
+        [helper.make_node("Erf", ["x"], ["y"], name="erf1")], [vi("x", [1, 4])],
+        [vi("y", [1, 4])])
+    foo = helper.make_node("Foo", ["x"], ["y"], domain="com.example")
+    m = model([foo], [vi("x", [1, 4])], [vi("y", [1, 4])])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    out["custom_domain"] = m
+
+    ext = f32("w", np.ones((2, 2)))
+    ext.ClearField("raw_data")
+    ext.data_location = TensorProto.EXTERNAL
+    entry = ext.external_data.add()
+    entry.key = "location"
+    entry.value = "w.bin"
+    out["external_data"] = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 2])],
+                                 [vi("y", [2, 2])], [ext])
+
+    relu = [helper.make_node("Relu", ["x"], ["y"])]
+    out["opset_9"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=9)
+    out["opset_18"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=18)
+    out["opset_11"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=11)
+    out["opset_17"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=17)
+
+    out["dynamic_input"] = model(relu, [vi("x", ["batch", 4])], [vi("y", ["batch", 4])])
+
+    d = numpy_helper.from_array(np.ones((1, 4), dtype=np.float64), "d")
+    out["double_initializer"] = model([helper.make_node("Add", ["x", "d"], ["y"])],
+                                      [vi("x", [1, 4])], [vi("y", [1, 4])], [d])
+
+    out["shape_mismatch"] = model([helper.make_node("Add", ["x", "z"], ["y"], name="add1")],
+                                  [vi("x", [1, 3]), vi("z", [1, 4])], [vi("y", None)])
+
+    out["dangling_input"] = model([helper.make_node("Relu", ["nowhere"], ["y"], name="r")],
+                                  [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+    out["dynamic_reshape"] = model(
+        [helper.make_node("Reshape", ["x", "s"], ["y"], name="r")],
+        [vi("x", [2, 6]), vi("s", [2], TensorProto.INT64)], [vi("y", None)])
+
+    # Softmax before opset 13 flattens from `axis` on.
+    sm = [helper.make_node("Softmax", ["x"], ["y"], name="sm")]
+    out["softmax_opset11_ok"] = model(sm, [vi("x", [2, 5, 1])], [vi("y", [2, 5, 1])], opset=11)
+    out["softmax_opset11_bad"] = model(sm, [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], opset=11)
+
+    # Shape arithmetic as exported without constant folding.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"]),
+        helper.make_node("Constant", [], ["i0"], value=helper.make_tensor("c", TensorProto.INT64,
+                                                                          [], [0])),
+        helper.make_node("Gather", ["sh", "i0"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+        helper.make_node("Concat", ["n1", "m1"], ["s"], axis=0),
+        helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape"),
+    ]
+    out["shape_chain"] = model(nodes, [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
+                               [i64("axes", [0]), i64("m1", [-1])])
+
+    # Not ONNX at all.
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    for name, m in cases().items():
+        onnx.save(m, os.path.join(out_dir, name + ".onnx"))
+    with open(os.path.join(out_dir, "not_onnx.onnx"), "wb") as f:
+        f.write(b"\x93NUMPY this is not a protobuf\xff\xff\xff")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

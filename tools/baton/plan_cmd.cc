@@ -1,0 +1,118 @@
+// baton plan MODEL [--target T.json] [--assign PATTERN=DEVICE]... [--split A,B,...]
+//            [--in-flight D] -o PLAN [--header H] [--report R.json] [--dot G.dot]
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "baton/planner/emit.h"
+#include "baton/planner/import_json.h"
+#include "baton/planner/npy.h"
+#include "baton/planner/planner.h"
+#include "commands.h"
+#include "output_files.h"
+
+namespace baton::tool {
+namespace {
+
+struct PlanArgs {
+  std::string model;
+  std::string target;
+  std::vector<std::string> assign;
+  std::vector<std::string> split;
+  int in_flight = 1;
+  double pack_time = 2.0;
+  std::string output;
+  std::string header;
+  std::string report;
+  std::string dot;
+  bool quiet = false;
+};
+
+int RunPlan(const PlanArgs& a) {
+  using namespace baton::planner;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "baton plan: %s\n", message.c_str());
+    return 1;
+  };
+  Result<Graph> graph = ImportModel(a.model);
+  if (!graph.ok()) return fail(graph.error());
+  Target target = DefaultCpuTarget();
+  if (!a.target.empty()) {
+    Result<Target> loaded = LoadTarget(a.target);
+    if (!loaded.ok()) return fail(loaded.error());
+    target = std::move(loaded).value();
+  }
+  PlanOptions options;
+  options.in_flight = a.in_flight;
+  options.split = a.split;
+  options.pack_time_limit_s = a.pack_time;
+  for (const std::string& rule : a.assign) {
+    Result<AssignRule> parsed = ParseAssignRule(rule);
+    if (!parsed.ok()) return fail(parsed.error());
+    options.rules.push_back(parsed.value());
+  }
+  Result<Program> program = PlanGraph(std::move(graph).value(), std::move(target), options);
+  if (!program.ok()) return fail(program.error());
+  Result<std::string> bytes = EmitPlan(program.value());
+  if (!bytes.ok()) return fail(bytes.error());
+  Check verified = VerifyWithRuntime(bytes.value());
+  if (!verified.ok()) return fail(verified.error());
+
+  OutputFiles files;
+  files.Add(a.output, bytes.value());
+  if (!a.header.empty()) files.Add(a.header, EmitHeader(program.value(), bytes.value(), a.model));
+  if (!a.report.empty()) files.Add(a.report, EmitReport(program.value(), a.model));
+  if (!a.dot.empty()) files.Add(a.dot, EmitDot(program.value()));
+  Check written = files.Commit();
+  if (!written.ok()) return fail(written.error());
+
+  if (!a.quiet) {
+    const Program& p = program.value();
+    std::printf("planned %s for %s: %zu nodes (%d copies), %zu queues, %d stage(s), %d in flight\n",
+                a.model.c_str(), p.target.name.c_str(), p.graph.nodes.size(), p.NumCopies(),
+                p.queues.size(), p.num_stages, p.in_flight);
+    for (size_t d = 0; d < p.target.domains.size(); ++d) {
+      const DomainReport& r = p.domain_report[d];
+      if (r.arena_bytes == 0) continue;
+      std::printf("  arena %-10s %10llu bytes (lower bound %llu, capacity %llu)\n",
+                  p.target.domains[d].name.c_str(), static_cast<unsigned long long>(r.arena_bytes),
+                  static_cast<unsigned long long>(r.lower_bound_bytes),
+                  static_cast<unsigned long long>(p.target.domains[d].bytes));
+    }
+    for (const Fallback& f : p.fallbacks) {
+      std::printf("  fallback: %s (%s) requested %s, placed on %s: %s\n", f.node.c_str(),
+                  f.op.c_str(), f.requested.c_str(), f.placed.c_str(), f.reason.c_str());
+    }
+    for (const std::string& w : p.warnings) std::printf("  warning: %s\n", w.c_str());
+    std::printf("wrote %s (%zu bytes)\n", a.output.c_str(), bytes.value().size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand("plan", "Plan a model (ONNX or graph JSON) for a target");
+  cmd->add_option("model", args->model, "Model: .onnx or graph .json")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--target", args->target, "Target description JSON (default: one CPU)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--assign", args->assign,
+                  "PATTERN=DEVICE: op type (Conv), node (@conv1) or k-th node of an op (Conv#0); "
+                  "later rules win");
+  cmd->add_option("--split", args->split, "Node names at which new pipeline stages begin")
+      ->delimiter(',');
+  cmd->add_option("--in-flight", args->in_flight, "Inferences in flight (pipeline depth)")
+      ->check(CLI::Range(1, 16));
+  cmd->add_option("--pack-time-limit", args->pack_time, "Seconds the arena packer may search per domain")
+      ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("-o,--output", args->output, "Plan file to write")->required();
+  cmd->add_option("--header", args->header, "C header to write (plan bytes + arena sizes)");
+  cmd->add_option("--report", args->report, "JSON report to write");
+  cmd->add_option("--dot", args->dot, "Graphviz file of the partitioned graph");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
+  cmd->callback([args, exit_code] { *exit_code = RunPlan(*args); });
+}
+
+}  // namespace baton::tool

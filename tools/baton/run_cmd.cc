@@ -1,0 +1,214 @@
+// baton run PLAN --input NAME=FILE.npy... --output-dir DIR [--inferences N] [--repeat N]
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "baton/executor.h"
+#include "baton/linux/linux_port.h"
+#include "baton/planner/graph.h"
+#include "baton/planner/npy.h"
+#include "commands.h"
+
+namespace baton::tool {
+namespace {
+
+using planner::NpyArray;
+
+struct RunArgs {
+  std::string plan;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  int inferences = 0;
+  int repeat = 0;
+  bool cooperative = false;
+  std::vector<int> affinity;
+};
+
+std::string FileName(const std::string& tensor) {
+  std::string out = tensor;
+  for (char& c : out) {
+    if (c == '/' || c == '\\' || c == ':') c = '_';
+  }
+  return out;
+}
+
+bool MakeDirs(const std::string& path) {
+  std::string partial;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (!partial.empty()) mkdir(partial.c_str(), 0755);
+    }
+    if (i < path.size()) partial += path[i];
+  }
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int RunRun(const RunArgs& a) {
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "baton run: %s\n", message.c_str());
+    return 1;
+  };
+  auto bytes = planner::ReadFile(a.plan);
+  if (!bytes.ok()) return fail(bytes.error());
+  linux_port::AlignedBytes plan_bytes(bytes.value().data(), bytes.value().size());
+  PlanView view;
+  LoadError error;
+  Status status = PlanView::Load(plan_bytes.data(), plan_bytes.size(), &view, &error);
+  if (!status.ok()) return fail(a.plan + ": " + error.text);
+
+  // Inputs: NAME=FILE.npy; a file may carry one extra leading dimension of
+  // size --inferences, giving each inference its own slice.
+  const int count = a.inferences > 0 ? a.inferences : 1;
+  std::vector<std::vector<std::string>> input_data(view.num_inputs());
+  std::map<std::string, std::string> given;
+  for (const std::string& spec : a.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) return fail("--input '" + spec + "': expected NAME=FILE.npy");
+    given[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+    const schema::Tensor* t = view.input(i);
+    const std::string name = t->name()->str();
+    auto it = given.find(name);
+    if (it == given.end()) return fail("missing --input " + name + "=FILE.npy");
+    auto array = planner::ReadNpy(it->second);
+    if (!array.ok()) return fail(array.error());
+    std::vector<int64_t> shape(t->shape()->begin(), t->shape()->end());
+    if (array.value().dtype != t->dtype()) {
+      return fail(it->second + ": dtype " + planner::DTypeName(array.value().dtype) +
+                  " does not match input '" + name + "' (" + planner::DTypeName(t->dtype()) + ")");
+    }
+    const std::string& data = std::string(array.value().data.begin(), array.value().data.end());
+    if (array.value().shape == shape) {
+      input_data[i].assign(count, data);
+    } else {
+      std::vector<int64_t> batched = shape;
+      batched.insert(batched.begin(), count);
+      if (array.value().shape != batched) {
+        return fail(it->second + ": shape does not match input '" + name + "'");
+      }
+      for (int k = 0; k < count; ++k) input_data[i].push_back(data.substr(k * t->bytes(), t->bytes()));
+    }
+    given.erase(it);
+  }
+  if (!given.empty()) return fail("plan has no input named '" + given.begin()->first + "'");
+
+  linux_port::Arenas arenas(view);
+  linux_port::Options options;
+  options.threaded = !a.cooperative;
+  options.affinity = a.affinity;
+  linux_port::LinuxPort port(view, arenas.buffers(), options);
+  KernelRegistry registry;
+  if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
+  auto executor = std::make_unique<Executor>();
+  status = executor->Init(view, registry, &port, arenas.buffers(), &error);
+  if (!status.ok()) return fail(a.plan + ": " + error.text);
+  if (!port.Start(executor.get()).ok()) return fail("cannot start queue threads");
+
+  std::vector<std::vector<uint8_t>> outputs(view.num_outputs());
+  std::vector<Buffer> out_buffers(view.num_outputs());
+  for (uint32_t o = 0; o < view.num_outputs(); ++o) {
+    outputs[o].resize(view.output(o)->bytes());
+    out_buffers[o] = {outputs[o].data(), outputs[o].size()};
+  }
+  std::vector<std::vector<std::vector<uint8_t>>> results;  // [inference][output]
+  auto collect = [&]() -> Status {
+    BATON_RETURN_IF_ERROR(executor->Wait());
+    BATON_RETURN_IF_ERROR(executor->GetOutputs({out_buffers.data(), out_buffers.size()}));
+    results.push_back(outputs);
+    return Status::Ok();
+  };
+  for (int k = 0; k < count; ++k) {
+    for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+      for (;;) {
+        status = executor->SetInput(i, input_data[i][k].data(), input_data[i][k].size());
+        if (status.code() != StatusCode::kBusy) break;
+        status = collect();
+        if (!status.ok()) break;
+      }
+      if (!status.ok()) break;
+    }
+    if (status.ok()) status = executor->Run();
+    if (!status.ok()) {
+      port.Stop();
+      return fail(std::string("inference ") + std::to_string(k) + ": " + status.message());
+    }
+  }
+  executor->Flush();
+  while (status.ok() && executor->in_flight() > 0) status = collect();
+  if (!status.ok()) {
+    port.Stop();
+    return fail(std::string("inference failed: ") + StatusCodeName(status.code()) + ": " + status.message());
+  }
+
+  if (a.repeat > 0) {
+    std::vector<ConstBuffer> in_buffers;
+    for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+      in_buffers.push_back({input_data[i][0].data(), input_data[i][0].size()});
+    }
+    std::vector<double> ms;
+    for (int r = 0; r < a.repeat; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      status = executor->Invoke({in_buffers.data(), in_buffers.size()}, {out_buffers.data(), out_buffers.size()});
+      auto end = std::chrono::steady_clock::now();
+      if (!status.ok()) {
+        port.Stop();
+        return fail(std::string("repeat: ") + status.message());
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("latency over %d runs: median %.3f ms, min %.3f ms\n", a.repeat, ms[ms.size() / 2], ms[0]);
+  }
+  port.Stop();
+
+  if (!MakeDirs(a.output_dir)) return fail(a.output_dir + ": cannot create directory");
+  for (size_t k = 0; k < results.size(); ++k) {
+    std::string dir = a.output_dir;
+    if (a.inferences > 0) {
+      dir += "/" + std::to_string(k);
+      if (!MakeDirs(dir)) return fail(dir + ": cannot create directory");
+    }
+    for (uint32_t o = 0; o < view.num_outputs(); ++o) {
+      const schema::Tensor* t = view.output(o);
+      NpyArray array;
+      array.dtype = t->dtype();
+      array.shape.assign(t->shape()->begin(), t->shape()->end());
+      array.data = results[k][o];
+      auto written = planner::WriteNpy(dir + "/" + FileName(t->name()->str()) + ".npy", array);
+      if (!written.ok()) return fail(written.error());
+    }
+  }
+  if (a.repeat == 0) {
+    std::printf("ran %zu inference(s); outputs in %s\n", results.size(), a.output_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a plan on this machine (Linux port)");
+  cmd->add_option("plan", args->plan, "Plan file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--input", args->inputs, "NAME=FILE.npy for every graph input")->required();
+  cmd->add_option("--output-dir", args->output_dir, "Directory for <output>.npy files")->required();
+  cmd->add_option("--inferences", args->inferences,
+                  "Push N inferences through the async pipeline API; writes DIR/<i>/<output>.npy")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--repeat", args->repeat, "Time N synchronous runs; print median and minimum latency")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_flag("--cooperative", args->cooperative,
+                "Single-thread cooperative executor (the bare-metal one) instead of a thread per queue");
+  cmd->add_option("--affinity", args->affinity, "CPU to pin each queue's thread to, in queue order")
+      ->delimiter(',');
+  cmd->callback([args, exit_code] { *exit_code = RunRun(*args); });
+}
+
+}  // namespace baton::tool
