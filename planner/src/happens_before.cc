@@ -10,74 +10,79 @@ HappensBefore::HappensBefore(const Program& p) : p_(p) {
   position_.assign(nodes, 0);
   length_.assign(queues, 0);
   last_key_.assign(queues, 0);
+  int max_stage = 0;
   for (size_t q = 0; q < queues; ++q) {
     length_[q] = static_cast<int64_t>(p.programs[q].size());
     for (size_t k = 0; k < p.programs[q].size(); ++k) {
-      int n = p.programs[q][k];
+      const int n = p.programs[q][k];
       position_[n] = static_cast<int>(k);
+      max_stage = std::max(max_stage, p.node_stage[n]);
       last_key_[q] = std::max<int64_t>(last_key_[q], p.node_stage[n] * length_[q] + static_cast<int64_t>(k));
     }
   }
-  r_.assign(nodes, std::vector<int64_t>(queues, kNone));
-  // Bellman-Ford style rounds to the least fixpoint.
-  for (size_t round = 0; round < nodes + 2; ++round) {
-    bool changed = false;
-    for (int n : p.order) {
-      std::vector<int64_t> k = Knowledge(n, p.waits[n]);
-      for (size_t q = 0; q < queues; ++q) {
-        if (k[q] > r_[n][q]) {
-          r_[n][q] = k[q];
-          changed = true;
-        }
-      }
-    }
-    if (!changed) break;
+  // Queries look at inferences up to D + 2 past the first.
+  iterations_ = max_stage + p.in_flight + 3;
+  c_.assign(static_cast<size_t>(iterations_), std::vector<Vec>(nodes));
+  for (int64_t k = 0; k < iterations_; ++k) {
+    for (int n : p.order) c_[static_cast<size_t>(k)][static_cast<size_t>(n)] = Knowledge(n, k, p.waits[n]);
   }
 }
 
-std::vector<int64_t> HappensBefore::Knowledge(int n, const std::vector<WaitEdge>& waits) const {
+int64_t HappensBefore::Target(int m, int64_t inference) const {
+  const int qm = p_.node_queue[m];
+  return (inference + p_.node_stage[m]) * length_[qm] + position_[m] + 1;
+}
+
+HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits) const {
   const size_t queues = p_.queues.size();
-  std::vector<int64_t> k(queues, kNone);
-  auto merge_shifted = [&](int from, int64_t delta) {
-    for (size_t q = 0; q < queues; ++q) {
-      if (r_[from][q] != kNone) k[q] = std::max(k[q], r_[from][q] + delta * length_[q]);
-    }
+  Vec c(queues, kNone);
+  auto merge = [&](const Vec& other) {
+    for (size_t q = 0; q < queues; ++q) c[q] = std::max(c[q], other[q]);
   };
   const int q = p_.node_queue[n];
   const int pos = position_[n];
   const std::vector<int>& program = p_.programs[q];
-  // Program order: the previous instance on this queue.
-  int prev = pos > 0 ? program[pos - 1] : program.back();
-  int64_t d = pos > 0 ? p_.node_stage[n] - p_.node_stage[prev]
-                      : p_.node_stage[n] - 1 - p_.node_stage[prev];
-  merge_shifted(prev, d);
-  k[q] = std::max<int64_t>(k[q], p_.node_stage[n] * length_[q] + pos);
+  if (pos > 0) {
+    merge(At(program[pos - 1], k));
+  } else if (k > 0) {
+    merge(At(program.back(), k - 1));
+  }
+  c[q] = std::max<int64_t>(c[q], k * length_[q] + pos);
+  const int64_t i = k - p_.node_stage[n];
+  if (i < 0) return c;  // skipped: it waits for nothing
   for (const WaitEdge& w : waits) {
+    const int64_t j = i - w.lag;
+    if (j < 0) continue;
     const int qm = p_.node_queue[w.node];
-    k[qm] = std::max(k[qm], Target(w.node, -w.lag));
-    merge_shifted(w.node, -w.lag);
+    c[qm] = std::max(c[qm], Target(w.node, j));
+    merge(At(w.node, j + p_.node_stage[w.node]));
   }
-  // In-flight limit: inference i - D finished on every queue.
-  for (size_t qq = 0; qq < queues; ++qq) {
-    if (length_[qq] == 0) continue;
-    k[qq] = std::max(k[qq], -p_.in_flight * length_[qq] + last_key_[qq] + 1);
+  if (i - p_.in_flight >= 0) {
+    for (size_t qq = 0; qq < queues; ++qq) {
+      if (length_[qq] == 0) continue;
+      c[qq] = std::max(c[qq], (i - p_.in_flight) * length_[qq] + last_key_[qq] + 1);
+    }
   }
-  return k;
-}
-
-int64_t HappensBefore::Target(int m, int delta) const {
-  const int qm = p_.node_queue[m];
-  return (static_cast<int64_t>(delta) + p_.node_stage[m]) * length_[qm] + position_[m] + 1;
+  return c;
 }
 
 bool HappensBefore::Completed(int m, int delta, int n) const {
-  return r_[n][p_.node_queue[m]] >= Target(m, delta);
+  const int qm = p_.node_queue[m];
+  for (int64_t i = std::max(0, -delta); i + p_.node_stage[n] < iterations_; ++i) {
+    if (i + delta + p_.node_stage[m] < 0) continue;  // m's instance precedes iteration 0
+    if (At(n, i + p_.node_stage[n])[qm] < Target(m, i + delta)) return false;
+  }
+  return true;
 }
 
 bool HappensBefore::ImpliedWithout(int n, const std::vector<WaitEdge>& others,
                                    WaitEdge candidate) const {
-  std::vector<int64_t> k = Knowledge(n, others);
-  return k[p_.node_queue[candidate.node]] >= Target(candidate.node, -candidate.lag);
+  const int qm = p_.node_queue[candidate.node];
+  for (int64_t i = candidate.lag; i + p_.node_stage[n] < iterations_; ++i) {
+    Vec c = Knowledge(n, i + p_.node_stage[n], others);
+    if (c[qm] < Target(candidate.node, i - candidate.lag)) return false;
+  }
+  return true;
 }
 
 }  // namespace baton::planner

@@ -11,6 +11,7 @@
 #include "baton/planner/npy.h"
 #include "baton/planner/shapes.h"
 #include "baton/planner/simplify.h"
+#include "eval_host.h"
 
 namespace baton::planner {
 namespace {
@@ -163,6 +164,13 @@ Result<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& where
   return attr;
 }
 
+// A shape and dtype ONNX's shape inference (or the exporter) recorded.
+struct Declared {
+  int tensor = -1;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+};
+
 class Importer {
  public:
   Result<Graph> Run(const onnx::ModelProto& model, int64_t opset) {
@@ -200,6 +208,7 @@ class Importer {
 
   // Softmax nodes imported from opset < 13 (coerce-to-2D semantics).
   const std::vector<int>& legacy_softmax() const { return legacy_softmax_; }
+  const std::vector<Declared>& declared() const { return declared_; }
 
  private:
   int Find(const std::string& name) const {
@@ -220,16 +229,13 @@ class Importer {
     return Add(std::move(tensor));
   }
 
-  // Shapes from ONNX become declared shapes, checked by InferShapes.
+  // Shapes known to ONNX are recorded, and compared with Baton's after
+  // InferShapes (see CheckDeclaredShapes).
   void Declare(const onnx::ValueInfoProto& vi, int t) {
-    Tensor& tensor = graph_.tensors[t];
-    if (tensor.is_constant || tensor.shape_known) return;
-    DType dtype;
-    std::vector<int64_t> shape;
-    if (!StaticType(vi, &dtype, &shape)) return;
-    tensor.dtype = dtype;
-    tensor.shape = std::move(shape);
-    tensor.shape_known = true;
+    if (graph_.tensors[t].is_constant || graph_.tensors[t].shape_known) return;
+    Declared d;
+    d.tensor = t;
+    if (StaticType(vi, &d.dtype, &d.shape)) declared_.push_back(std::move(d));
   }
 
   Result<Tensor> InputTensor(const onnx::ValueInfoProto& input) {
@@ -320,8 +326,12 @@ class Importer {
         node.inputs.push_back(t);
       }
       while (!node.inputs.empty() && node.inputs.back() < 0) node.inputs.pop_back();
-      for (const std::string& out : proto.output()) {
-        if (out.empty()) continue;  // an omitted optional output (e.g. Dropout's mask)
+      // Omitted optional outputs (Dropout's mask...) are trailing "" names.
+      int n_outputs = proto.output_size();
+      while (n_outputs > 0 && proto.output(n_outputs - 1).empty()) --n_outputs;
+      for (int k = 0; k < n_outputs; ++k) {
+        const std::string& out = proto.output(k);
+        if (out.empty()) return Fail(where + ": output " + std::to_string(k) + " has no name");
         if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
         node.outputs.push_back(FindOrAdd(out));
       }
@@ -385,6 +395,7 @@ class Importer {
   Graph graph_;
   std::map<std::string, int> index_;
   std::vector<int> legacy_softmax_;
+  std::vector<Declared> declared_;
 };
 
 // Softmax before opset 13 normalizes over all dims from `axis` on; that is
@@ -404,6 +415,48 @@ Check CheckLegacySoftmax(Graph* graph, const std::vector<int>& nodes) {
       }
     }
     node.attrs["axis"].i = axis;
+  }
+  return Check();
+}
+
+// ONNX before 1.16 sized ceil_mode pools without the rule that the last
+// window must start inside the input or its begin padding (PyTorch and
+// onnxruntime apply it; InferShapes does too), and exporters write those
+// sizes into the model. True if that rule changes any pool's output here.
+bool CeilRuleChangesShapes(const Graph& graph) {
+  for (const Node& node : graph.nodes) {
+    if ((node.op != "MaxPool" && node.op != "AveragePool") || node.GetInt("ceil_mode", 0) == 0) {
+      continue;
+    }
+    const std::vector<int64_t>& x = graph.tensors[node.inputs[0]].shape;
+    const std::vector<int64_t>& y = graph.tensors[node.outputs[0]].shape;
+    const size_t r = x.size() - 2;
+    const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+    std::vector<int64_t> strides = node.GetInts("strides");
+    std::vector<int64_t> dilations = node.GetInts("dilations");
+    if (strides.empty()) strides.assign(r, 1);
+    if (dilations.empty()) dilations.assign(r, 1);
+    auto pads = internal::ResolvePads(node, std::vector<int64_t>(x.begin() + 2, x.end()), kernel,
+                                      strides, dilations);
+    if (!pads.ok()) continue;  // InferShapes accepted the node, so unreachable
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t span =
+          x[2 + i] + (*pads)[i] + (*pads)[i + r] - dilations[i] * (kernel[i] - 1) - 1;
+      if ((span + strides[i] - 1) / strides[i] + 1 != y[2 + i]) return true;
+    }
+  }
+  return false;
+}
+
+Check CheckDeclaredShapes(const Graph& graph, const std::vector<Declared>& declared) {
+  if (CeilRuleChangesShapes(graph)) return Check();  // ONNX's shapes are stale
+  for (const Declared& d : declared) {
+    const Tensor& t = graph.tensors[d.tensor];
+    if (t.shape != d.shape || t.dtype != d.dtype) {
+      return Fail("tensor '" + t.name + "': the model declares " + DTypeName(d.dtype) + " " +
+                  internal::ShapeString(d.shape) + " but Baton infers " + DTypeName(t.dtype) + " " +
+                  internal::ShapeString(t.shape));
+    }
   }
   return Check();
 }
@@ -429,18 +482,25 @@ Result<Graph> ImportModel(const std::string& bytes) {
                   "'; re-export with weights embedded");
     }
   }
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return Fail(std::string("ONNX shape inference failed: ") + e.what());
+  // ONNX's inference adds shapes to check ours against. It rejects models
+  // whose declared shapes disagree with its own (ONNX 1.12) rules; then the
+  // model is imported as written and InferShapes has the last word.
+  {
+    onnx::ModelProto inferred = model;
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                          /*data_prop_val=*/true);
+      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
+      model.Swap(&inferred);
+    } catch (const std::exception&) {
+    }
   }
 
   Importer importer;
   BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));
   BATON_TRY(Validate(graph));
   BATON_TRY(InferShapes(&graph));
+  BATON_TRY(CheckDeclaredShapes(graph, importer.declared()));
   BATON_TRY(CheckLegacySoftmax(&graph, importer.legacy_softmax()));
   BATON_TRY(Simplify(&graph));
   return graph;

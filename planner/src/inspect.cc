@@ -70,7 +70,7 @@ struct Structure {
     std::vector<uint32_t> outputs;         // tensors, in order of production
     std::string name;
   };
-  std::vector<Subgraph> subgraphs;         // queue-major, then program order
+  std::vector<Subgraph> subgraphs;         // queue-major, then stage
 };
 
 bool IsGraphTensor(const flatbuffers::Vector<uint32_t>* list, uint32_t t) {
@@ -93,24 +93,28 @@ Structure Analyze(const PlanView& view) {
     }
   }
   for (uint32_t q = 0; q < view.num_queues(); ++q) {
-    const schema::Queue* queue = view.queue(q);
+    const auto* program = view.queue(q)->nodes();
+    if (program == nullptr) continue;
+    // Subgraphs of a queue are numbered in stage order.
     std::map<uint32_t, size_t> by_stage;  // stage -> subgraph index
-    if (queue->nodes() == nullptr) continue;
-    for (uint32_t n : *queue->nodes()) {
-      const schema::Node* node = view.node(n);
-      if (node->op() == schema::Op::Copy) continue;
-      auto it = by_stage.find(node->stage());
-      if (it == by_stage.end()) {
-        Structure::Subgraph g;
-        g.queue = q;
-        g.stage = node->stage();
-        g.index = static_cast<uint32_t>(by_stage.size());
-        g.name = QueueName(view, q) + ".sub" + std::to_string(g.index);
-        it = by_stage.emplace(node->stage(), s.subgraphs.size()).first;
-        s.subgraphs.push_back(g);
-      }
-      s.subgraphs[it->second].nodes.push_back(n);
-      s.subgraph_of[n] = static_cast<int>(it->second);
+    for (uint32_t n : *program) {
+      if (view.node(n)->op() != schema::Op::Copy) by_stage.emplace(view.node(n)->stage(), 0);
+    }
+    uint32_t k = 0;
+    for (auto& [stage, index] : by_stage) {
+      Structure::Subgraph g;
+      g.queue = q;
+      g.stage = stage;
+      g.index = k;
+      g.name = QueueName(view, q) + ".sub" + std::to_string(k++);
+      index = s.subgraphs.size();
+      s.subgraphs.push_back(g);
+    }
+    for (uint32_t n : *program) {
+      if (view.node(n)->op() == schema::Op::Copy) continue;
+      const size_t g = by_stage.at(view.node(n)->stage());
+      s.subgraphs[g].nodes.push_back(n);
+      s.subgraph_of[n] = static_cast<int>(g);
     }
   }
   // Consumers per tensor, to decide which produced tensors leave a subgraph.

@@ -49,26 +49,78 @@ std::vector<Accesses> CollectAccesses(const Program& p) {
   return acc;
 }
 
-// Node accesses of a tensor (writer and readers, without the caller).
-std::vector<int> NodeAccessors(const Accesses& a) {
+// Accessors of a tensor: its nodes, plus the caller's write of a graph
+// input (kCallerWrite) or read of a graph output (kCallerRead).
+constexpr int kCallerWrite = -2;
+constexpr int kCallerRead = -3;
+
+std::vector<int> Accessors(const Accesses& a) {
   std::vector<int> out;
-  if (a.writer != kCaller) out.push_back(a.writer);
+  out.push_back(a.writer == kCaller ? kCallerWrite : a.writer);
   for (int r : a.readers) {
-    if (r != kCaller && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    int who = r == kCaller ? kCallerRead : r;
+    if (std::find(out.begin(), out.end(), who) == out.end()) out.push_back(who);
   }
   return out;
 }
 
+// Does access x at inference i happen-before access y at inference i + delta?
+// The caller's accesses are ordered by the async API: inputs of i are written
+// before any node of i runs, outputs of i are read after all of i finished,
+// and inference i + D is admitted only after inference i was retrieved.
+bool Before(const HappensBefore& hb, int in_flight, int x, int y, int delta) {
+  const bool x_caller = x < 0, y_caller = y < 0;
+  if (!x_caller && !y_caller) return hb.Completed(x, -delta, y);
+  if (x == kCallerWrite) return y == kCallerWrite || y == kCallerRead ? delta >= (y == kCallerWrite ? 1 : 0) : delta >= 0;
+  if (x == kCallerRead) return y == kCallerRead ? delta >= 1 : delta >= in_flight;
+  // x is a node.
+  return y == kCallerRead ? delta >= 0 : delta >= in_flight;
+}
+
 // Every access of A at inference i ends before every access of B at i + delta.
-bool AllBefore(const HappensBefore& hb, const std::vector<int>& a, const std::vector<int>& b,
-               int delta) {
+bool AllBefore(const HappensBefore& hb, int in_flight, const std::vector<int>& a,
+               const std::vector<int>& b, int delta) {
   for (int x : a) {
     for (int y : b) {
-      // y starts inference i + delta; x must have completed inference i.
-      if (!hb.Completed(x, -delta, y)) return false;
+      if (!Before(hb, in_flight, x, y, delta)) return false;
     }
   }
   return true;
+}
+
+// Largest total weight of a set of pairwise-conflicting buffers: no packing
+// can be lower. Branch and bound with a node budget; whatever clique it has
+// found when the budget runs out is still a valid lower bound.
+int64_t MaxWeightClique(const std::vector<int64_t>& weight,
+                        const std::vector<std::vector<bool>>& conflict) {
+  const size_t n = weight.size();
+  std::vector<int> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return weight[a] != weight[b] ? weight[a] > weight[b] : a < b;
+  });
+  int64_t best = 0;
+  long budget = 200000;
+  std::vector<int> candidates = order;
+  auto search = [&](auto&& self, std::vector<int>& cand, int64_t current) -> void {
+    if (current > best) best = current;
+    if (--budget < 0) return;
+    int64_t rest = 0;
+    for (int c : cand) rest += weight[c];
+    for (size_t k = 0; k < cand.size(); ++k) {
+      if (current + rest <= best) return;
+      const int v = cand[k];
+      rest -= weight[v];
+      std::vector<int> next;
+      for (size_t j = k + 1; j < cand.size(); ++j) {
+        if (conflict[v][cand[j]]) next.push_back(cand[j]);
+      }
+      self(self, next, current + weight[v]);
+      if (budget < 0) return;
+    }
+  };
+  search(search, candidates, 0);
+  return best;
 }
 
 }  // namespace
@@ -174,7 +226,8 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
   p->domain_report.assign(p->target.domains.size(), DomainReport());
   std::vector<int> order_pos(g.nodes.size(), 0);
   for (size_t k = 0; k < p->order.size(); ++k) order_pos[p->order[k]] = static_cast<int>(k);
-  const int horizon = static_cast<int>(p->order.size()) + 1;
+  const int horizon = static_cast<int>(p->order.size()) + 2;
+  const int D = p->in_flight;
   for (size_t d = 0; d < p->target.domains.size(); ++d) {
     const uint64_t align = p->target.domains[d].alignment;
     std::vector<int> members;
@@ -187,8 +240,8 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
     std::vector<bool> exclusive(members.size(), false);
     for (size_t k = 0; k < members.size(); ++k) {
       const int t = members[k];
-      accessors[k] = NodeAccessors(acc[t]);
-      exclusive[k] = acc[t].io || slots[t] > 1;
+      accessors[k] = Accessors(acc[t]);
+      exclusive[k] = slots[t] > 1;
       PackBuffer buf;
       buf.id = g.tensors[t].name;
       const uint64_t stride = AlignUp(g.tensors[t].bytes(), align);
@@ -199,23 +252,43 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
       } else {
         int lo = horizon, hi = 0;
         for (int n : accessors[k]) {
-          lo = std::min(lo, order_pos[n]);
-          hi = std::max(hi, order_pos[n] + 1);
+          // The caller writes inputs before the first node and reads
+          // outputs after the last.
+          const int at = n == kCallerWrite ? 0 : n == kCallerRead ? horizon - 1 : order_pos[n] + 1;
+          lo = std::min(lo, at);
+          hi = std::max(hi, at + 1);
         }
         buf.lower = lo;
         buf.upper = std::max(hi, lo + 1);
       }
       problem.buffers.push_back(buf);
     }
-    for (size_t a = 0; a < members.size(); ++a) {
-      for (size_t b = a + 1; b < members.size(); ++b) {
+    // True conflicts from happens-before. When they are exactly the
+    // interval intersections on the plan order (the single-queue case), the
+    // packer gets intervals alone; otherwise every buffer gets its own unit
+    // interval and the conflicts are listed.
+    const size_t m = members.size();
+    std::vector<std::vector<bool>> conflict(m, std::vector<bool>(m, false));
+    bool interval_exact = true;
+    for (size_t a = 0; a < m; ++a) {
+      for (size_t b = a + 1; b < m; ++b) {
+        bool compatible = !exclusive[a] && !exclusive[b] &&
+            ((AllBefore(hb, D, accessors[a], accessors[b], 0) && AllBefore(hb, D, accessors[b], accessors[a], 1)) ||
+             (AllBefore(hb, D, accessors[b], accessors[a], 0) && AllBefore(hb, D, accessors[a], accessors[b], 1)));
+        conflict[a][b] = conflict[b][a] = !compatible;
         const PackBuffer& x = problem.buffers[a];
         const PackBuffer& y = problem.buffers[b];
-        if (x.lower < y.upper && y.lower < x.upper) continue;  // conflict anyway
-        bool compatible = !exclusive[a] && !exclusive[b] &&
-            ((AllBefore(hb, accessors[a], accessors[b], 0) && AllBefore(hb, accessors[b], accessors[a], 1)) ||
-             (AllBefore(hb, accessors[b], accessors[a], 0) && AllBefore(hb, accessors[a], accessors[b], 1)));
-        if (!compatible) problem.extra_conflicts.emplace_back(static_cast<int>(a), static_cast<int>(b));
+        const bool intersect = x.lower < y.upper && y.lower < x.upper;
+        if (intersect != !compatible) interval_exact = false;
+      }
+    }
+    if (!interval_exact) {
+      for (size_t a = 0; a < m; ++a) {
+        problem.buffers[a].lower = static_cast<int64_t>(a);
+        problem.buffers[a].upper = static_cast<int64_t>(a) + 1;
+        for (size_t b = a + 1; b < m; ++b) {
+          if (conflict[a][b]) problem.extra_conflicts.emplace_back(static_cast<int>(a), static_cast<int>(b));
+        }
       }
     }
     BATON_ASSIGN_OR_RETURN(PackSolution solution, Pack(problem));
@@ -231,7 +304,6 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
     report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
 
     // 3. Lower bound: instances that must be live while some node runs.
-    const int D = p->in_flight;
     uint64_t best = 0;
     for (size_t n = 0; n < g.nodes.size(); ++n) {
       uint64_t live = 0;
@@ -252,7 +324,13 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
       }
       best = std::max(best, live);
     }
-    report.lower_bound_bytes = best;
+    // The clique bound counts single-slot tensors only: for them a conflict
+    // means no two instances may ever share a byte. (Multi-slot tensors keep
+    // their bytes to themselves by the planner's choice, not by necessity,
+    // so they only enter the bound through the must-live instances above.)
+    std::vector<int64_t> weights;
+    for (size_t k = 0; k < m; ++k) weights.push_back(exclusive[k] ? 0 : problem.buffers[k].size);
+    report.lower_bound_bytes = std::max<uint64_t>(best, static_cast<uint64_t>(MaxWeightClique(weights, conflict)));
     if (report.arena_bytes > p->target.domains[d].bytes) {
       return Fail("domain '" + p->target.domains[d].name + "': arena needs " +
                   std::to_string(report.arena_bytes) + " bytes but the capacity is " +

@@ -37,7 +37,17 @@ struct Component {
   std::vector<int> adj_begin, adj;
   // Extra conflicts alone (CSR), always present; used without adjacency.
   std::vector<int> extra_begin, extra;
-  int64_t lower_bound_bytes = 0;  // largest total of bytes live at one time
+  // Sections: cliques of the conflict graph, for the exact search's
+  // inference and for the lower bound; built only for components the exact
+  // search takes on. Interval-only components use the maximal sets of buffers
+  // live at one instant, one per distinct upper time, in time order, so each
+  // buffer's sections form a contiguous run. Other components use those plus
+  // a greedy clique grown from each buffer.
+  std::vector<int> sec_begin, sec_buf;  // members of each section
+  std::vector<int> mem_begin, mem_sec;  // sections of each buffer, ascending
+  int sections() const { return static_cast<int>(sec_begin.size()) - 1; }
+  // Largest total of bytes live at one time, or in one section.
+  int64_t lower_bound_bytes = 0;
 
   bool Overlap(int i, int j) const {
     return lower[i] < upper[j] && lower[j] < upper[i];

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <utility>
 
 #include "pack_internal.h"
@@ -106,6 +107,93 @@ void BuildGraphs(Component& c, const std::vector<std::pair<int, int>>& extra_pai
   make_csr(extra_rows, &c.extra_begin, &c.extra);
 }
 
+// Interval sections: for each distinct upper time t, the buffers live just
+// before t (lower < t <= upper). Appends them in time order.
+void IntervalSections(const Component& c, std::vector<std::vector<int>>* out) {
+  std::vector<int64_t> times(c.upper.begin(), c.upper.end());
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  const size_t base = out->size();
+  out->resize(base + times.size());
+  for (int i = 0; i < c.n; ++i) {
+    const size_t first = std::upper_bound(times.begin(), times.end(), c.lower[i]) - times.begin();
+    const size_t last = std::lower_bound(times.begin(), times.end(), c.upper[i]) - times.begin();
+    for (size_t s = first; s <= last; ++s) (*out)[base + s].push_back(i);
+  }
+}
+
+// Greedy cliques of the conflict graph, one grown from each buffer (heaviest
+// neighbours first), within a work budget; duplicates are dropped.
+void GreedyCliques(const Component& c, std::vector<std::vector<int>>* out) {
+  constexpr int64_t kWorkBudget = int64_t{1} << 25;
+  int64_t work = 0;
+  std::vector<int> seeds(c.n);
+  std::iota(seeds.begin(), seeds.end(), 0);
+  std::stable_sort(seeds.begin(), seeds.end(),
+                   [&](int a, int b) { return c.bytes[a] > c.bytes[b]; });
+  std::vector<int> adjacent(c.n, 0);  // members adjacent to each buffer
+  std::vector<int> candidates, clique;
+  std::set<std::vector<int>> seen;
+  for (const auto& section : *out) seen.insert(section);
+  for (int v : seeds) {
+    if (work > kWorkBudget) break;
+    candidates.assign(c.adj.begin() + c.adj_begin[v], c.adj.begin() + c.adj_begin[v + 1]);
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](int a, int b) { return c.bytes[a] > c.bytes[b]; });
+    clique.assign(1, v);
+    auto join = [&](int w) {
+      for (int k = c.adj_begin[w]; k < c.adj_begin[w + 1]; ++k) ++adjacent[c.adj[k]];
+      work += c.adj_begin[w + 1] - c.adj_begin[w];
+    };
+    join(v);
+    for (int u : candidates) {
+      if (adjacent[u] == static_cast<int>(clique.size())) {
+        clique.push_back(u);
+        join(u);
+      }
+    }
+    for (int w : clique) {
+      for (int k = c.adj_begin[w]; k < c.adj_begin[w + 1]; ++k) --adjacent[c.adj[k]];
+    }
+    std::sort(clique.begin(), clique.end());
+    if (clique.size() > 1 && seen.insert(clique).second) out->push_back(clique);
+  }
+}
+
+void BuildSections(Component& c) {
+  std::vector<std::vector<int>> sections;
+  IntervalSections(c, &sections);
+  if (!c.interval_only) {
+    // Unit or disjoint intervals make single-buffer sections; the greedy
+    // cliques carry the inference instead.
+    sections.erase(std::remove_if(sections.begin(), sections.end(),
+                                  [](const std::vector<int>& s) { return s.size() < 2; }),
+                   sections.end());
+    GreedyCliques(c, &sections);
+  }
+  c.sec_begin.assign(1, 0);
+  c.sec_buf.clear();
+  std::vector<int> count(c.n + 1, 0);
+  for (const auto& section : sections) {
+    c.sec_buf.insert(c.sec_buf.end(), section.begin(), section.end());
+    c.sec_begin.push_back(static_cast<int>(c.sec_buf.size()));
+    for (int i : section) ++count[i + 1];
+  }
+  c.mem_begin.assign(c.n + 1, 0);
+  for (int i = 0; i < c.n; ++i) c.mem_begin[i + 1] = c.mem_begin[i] + count[i + 1];
+  c.mem_sec.resize(c.mem_begin[c.n]);
+  std::vector<int> fill(c.mem_begin.begin(), c.mem_begin.end() - 1);
+  for (int s = 0; s < c.sections(); ++s) {
+    int64_t bytes = 0;
+    for (int k = c.sec_begin[s]; k < c.sec_begin[s + 1]; ++k) {
+      const int i = c.sec_buf[k];
+      c.mem_sec[fill[i]++] = s;
+      bytes += c.bytes[i];
+    }
+    c.lower_bound_bytes = std::max(c.lower_bound_bytes, bytes);
+  }
+}
+
 }  // namespace
 
 std::vector<Component> BuildComponents(const PackProblemView& view) {
@@ -185,8 +273,10 @@ std::vector<Component> BuildComponents(const PackProblemView& view) {
     extra[comp_of_root[Find(parent, group[a])]].emplace_back(local[a], local[b]);
   }
   for (size_t k = 0; k < comps.size(); ++k) {
-    BuildGraphs(comps[k], extra[k]);
-    comps[k].lower_bound_bytes = PeakLive(comps[k]);
+    Component& c = comps[k];
+    BuildGraphs(c, extra[k]);
+    c.lower_bound_bytes = PeakLive(c);
+    if (c.has_adjacency && c.n <= kMaxExactBuffers) BuildSections(c);
   }
   return comps;
 }

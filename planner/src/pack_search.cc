@@ -7,19 +7,21 @@
 // (offset, rank) and placing each at the lowest offset above its already
 // placed conflicts rebuilds it. The search therefore only
 //   - places buffers in increasing (offset, rank) order ("canonical"),
-//   - at the buffer's min offset: the top of its highest placed conflict,
-//   - never above the top any unplaced buffer would reach at its own min
-//     offset (that buffer could be dropped into the gap: "dominance").
-// Inference. Sections are the maximal sets of buffers live at one instant
-// (one per distinct upper time); their buffers pairwise conflict, so the
-// unplaced ones of a section stack above the section floor (the least min
-// offset among them, and no lower than the current offset): the floor plus
-// their total must stay within the capacity.
-// Decomposition. When no unplaced buffer spans the boundary between two
-// sections, the two sides are independent and are solved one after the other.
+//   - each at its min offset: the top of its highest placed conflict,
+//   - never at or above the top some unplaced buffer would reach at its own
+//     min offset (that buffer could drop into the gap: "dominance"),
+//   - never past a buffer with no unplaced conflict: its min offset can no
+//     longer change, so its place in the order is fixed ("hatless").
+// Inference. A section is a clique of the conflict graph (see Component). Its
+// unplaced buffers stack above the section's floor, the least of their min
+// offsets and no lower than the current offset, so floor + their total must
+// stay within the capacity.
+// Decomposition (interval-only components). When no unplaced buffer spans the
+// boundary between two consecutive sections, the two sides are independent:
+// each is solved on its own, re-ranked by what is left in its sections.
 //
-// Every node and every branch is determined by the input, the static
-// ordering and the node budget; a time-out only cuts the search short.
+// Every branch is determined by the input, the static ordering and the node
+// budget; a time-out only cuts the search short.
 
 #include <algorithm>
 #include <array>
@@ -38,29 +40,50 @@ class Search {
  public:
   Search(const Component& c, const std::vector<int64_t>& caps, int heuristic, int64_t budget,
          Clock::time_point deadline)
-      : c_(c), caps_(caps), budget_(budget), deadline_(deadline) {
-    BuildSections();
-    BuildRanks(heuristic);
-  }
+      : c_(c), caps_(caps), heuristic_(heuristic), budget_(budget), deadline_(deadline) {}
 
   SearchOutcome Run(std::vector<int64_t>* out_offsets) {
     const int n = c_.n;
+    if (n == 0) {
+      out_offsets->clear();
+      return SearchOutcome::kFound;
+    }
     for (int i = 0; i < n; ++i) {
       if (caps_[i] < c_.size[i]) return SearchOutcome::kInfeasible;
       cap_max_ = std::max(cap_max_, caps_[i]);
     }
-    for (int s = 0; s < sections_; ++s) {
+    const int sections = c_.sections();
+    total_.assign(sections, 0);
+    witness_.assign(sections, -1);
+    for (int s = 0; s < sections; ++s) {
+      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k) total_[s] += c_.size[c_.sec_buf[k]];
       if (total_[s] > cap_max_) return SearchOutcome::kInfeasible;
+      witness_[s] = c_.sec_buf[c_.sec_begin[s]];
+    }
+    first_sec_.assign(n, 0);
+    last_sec_.assign(n, -1);
+    cuts_.assign(std::max(sections, 1), 0);
+    for (int i = 0; i < n; ++i) {
+      if (c_.mem_begin[i] == c_.mem_begin[i + 1]) continue;
+      first_sec_[i] = c_.mem_sec[c_.mem_begin[i]];
+      last_sec_[i] = c_.mem_sec[c_.mem_begin[i + 1] - 1];
+      if (c_.interval_only) {
+        for (int s = first_sec_[i]; s < last_sec_[i]; ++s) ++cuts_[s];  // spans s | s+1
+      }
     }
     off_.assign(n, -1);
     minoff_.assign(n, 0);
     solution_.assign(n, 0);
-    stamp_.assign(sections_, 0);
+    open_.resize(n);
+    for (int i = 0; i < n; ++i) open_[i] = c_.adj_begin[i + 1] - c_.adj_begin[i];
+    rank_.resize(n);
     Part root;
     root.first_sec = 0;
-    root.last_sec = sections_ - 1;
+    root.last_sec = sections - 1;
     for (int i = 0; i < n; ++i) root.buffers.push_back(i);
-    const SearchOutcome outcome = n == 0 ? SearchOutcome::kFound : Dfs(root, 0, -1);
+    RankBuffers(root.buffers);
+    log_.reserve(1 << 12);
+    const SearchOutcome outcome = Dfs(root, 0, -1);
     if (outcome == SearchOutcome::kFound) *out_offsets = solution_;
     return outcome;
   }
@@ -69,160 +92,146 @@ class Search {
 
  private:
   struct Part {
-    int first_sec = 0, last_sec = 0;  // inclusive section range
-    std::vector<int> buffers;         // unplaced when the part was created
+    int first_sec = 0, last_sec = -1;  // its sections, inclusive
+    std::vector<int> buffers;          // unplaced when the part was created
   };
 
-  void BuildSections() {
-    std::vector<int64_t> times(c_.upper.begin(), c_.upper.end());
-    std::sort(times.begin(), times.end());
-    times.erase(std::unique(times.begin(), times.end()), times.end());
-    sections_ = static_cast<int>(times.size());
-    first_sec_.resize(c_.n);
-    last_sec_.resize(c_.n);
-    std::vector<int> count(sections_ + 1, 0);
-    for (int i = 0; i < c_.n; ++i) {
-      // Buffer i is live just before times[s] iff lower < times[s] <= upper.
-      first_sec_[i] = static_cast<int>(
-          std::upper_bound(times.begin(), times.end(), c_.lower[i]) - times.begin());
-      last_sec_[i] = static_cast<int>(
-          std::lower_bound(times.begin(), times.end(), c_.upper[i]) - times.begin());
-      for (int s = first_sec_[i]; s <= last_sec_[i]; ++s) ++count[s + 1];
-    }
-    sec_begin_.assign(sections_ + 1, 0);
-    for (int s = 0; s < sections_; ++s) sec_begin_[s + 1] = sec_begin_[s] + count[s + 1];
-    sec_buf_.resize(sec_begin_[sections_]);
-    std::vector<int> fill(sec_begin_.begin(), sec_begin_.end() - 1);
-    total_.assign(sections_, 0);
-    need_.assign(sections_, 0);
-    cuts_.assign(sections_, 0);
-    for (int i = 0; i < c_.n; ++i) {
-      for (int s = first_sec_[i]; s <= last_sec_[i]; ++s) {
-        sec_buf_[fill[s]++] = i;
-        total_[s] += c_.size[i];
-        if (s < last_sec_[i]) ++cuts_[s];  // spans the boundary s | s+1
+  // Ranks `buffers` 0, 1, ... by the static ordering, with each buffer's
+  // total taken over the sizes still unplaced in its sections. "Width" is the
+  // lifetime, or the degree when intervals do not describe the conflicts.
+  void RankBuffers(const std::vector<int>& buffers) {
+    std::vector<std::array<int64_t, 4>> key;
+    key.reserve(buffers.size());
+    for (int i : buffers) {
+      int64_t total = 0;
+      for (int k = c_.mem_begin[i]; k < c_.mem_begin[i + 1]; ++k) {
+        total = std::max(total, total_[c_.mem_sec[k]]);
       }
-    }
-  }
-
-  void BuildRanks(int heuristic) {
-    const int n = c_.n;
-    std::vector<int64_t> total(n, 0);
-    for (int i = 0; i < n; ++i) {
-      for (int s = first_sec_[i]; s <= last_sec_[i]; ++s) total[i] = std::max(total[i], total_[s]);
-    }
-    std::vector<std::array<int64_t, 3>> key(n);
-    for (int i = 0; i < n; ++i) {
-      const int64_t width = c_.upper[i] - c_.lower[i];
+      const int64_t width = c_.interval_only ? c_.upper[i] - c_.lower[i]
+                                             : c_.adj_begin[i + 1] - c_.adj_begin[i];
       const int64_t area = width * c_.size[i];
-      switch (heuristic) {
-        case 0: key[i] = {width, area, total[i]}; break;
-        case 1: key[i] = {total[i], area, width}; break;
-        default: key[i] = {total[i], width, area}; break;
+      switch (heuristic_) {
+        case 0: key.push_back({width, area, total, -i}); break;
+        case 1: key.push_back({total, area, width, -i}); break;
+        default: key.push_back({total, width, area, -i}); break;
       }
     }
-    std::vector<int> order(n);
-    for (int i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key[a] > key[b]; });
-    rank_.resize(n);
-    for (int r = 0; r < n; ++r) rank_[order[r]] = r;
+    std::vector<int> order(buffers.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return key[a] > key[b]; });
+    for (size_t r = 0; r < order.size(); ++r) rank_[buffers[order[r]]] = static_cast<int>(r);
   }
 
   void Set(int64_t* where, int64_t value) {
     log_.emplace_back(where, *where);
     *where = value;
   }
-  void Undo(size_t mark) {
-    while (log_.size() > mark) {
-      *log_.back().first = log_.back().second;
-      log_.pop_back();
-    }
-  }
-  void MarkDirty(int s) {
-    if (stamp_[s] != epoch_) {
-      stamp_[s] = epoch_;
-      dirty_.push_back(s);
-    }
-  }
 
-  // Places b at its min offset inside part p, updating (with undo records)
-  // min offsets, section totals and floors and cut counts. Returns false when
-  // inference shows the part cannot be completed; *out_split tells whether a
-  // boundary inside p lost its last spanning buffer.
-  bool Place(int b, const Part& p, bool* out_split) {
+  // Places b at its min offset inside part p. Totals, cut counts and open
+  // counts change by arithmetic that Unplace reverses; min offsets and
+  // witnesses go through the undo log. Returns false when inference shows
+  // the part cannot be completed; *out_split tells whether a boundary inside
+  // p lost its last spanning buffer. `max_total` is the largest section total
+  // in p before the placement.
+  bool Place(int b, const Part& p, int64_t max_total, bool* out_split) {
     const int64_t o = minoff_[b];
     const int64_t top = o + c_.size[b];
-    Set(&off_[b], o);
+    off_[b] = o;
     solution_[b] = o;
-    ++epoch_;
-    dirty_.clear();
-    for (int s = first_sec_[b]; s <= last_sec_[b]; ++s) {
-      Set(&total_[s], total_[s] - c_.size[b]);
-      MarkDirty(s);
-    }
+    for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) total_[c_.mem_sec[k]] -= c_.size[b];
     *out_split = false;
     if (c_.interval_only) {
       for (int s = first_sec_[b]; s < last_sec_[b]; ++s) {
-        Set(&cuts_[s], cuts_[s] - 1);
-        if (cuts_[s] == 0 && s >= p.first_sec && s < p.last_sec) *out_split = true;
+        if (--cuts_[s] == 0 && s >= p.first_sec && s < p.last_sec) *out_split = true;
       }
+    }
+    for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) --open_[c_.adj[k]];
+    // Every unplaced buffer goes at or above o: a section whose remaining
+    // total no longer fits above o is lost.
+    if (o + max_total > cap_max_) {
+      for (int s = p.first_sec; s <= p.last_sec; ++s) {
+        if (o + total_[s] > cap_max_ && total_[s] > 0) return false;
+      }
+    }
+    for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) {
+      const int s = c_.mem_sec[k];
+      if (witness_[s] == b && !FindWitness(s)) return false;
     }
     for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) {
       const int j = c_.adj[k];
       if (off_[j] >= 0 || minoff_[j] >= top) continue;
       Set(&minoff_[j], top);
       if (top + c_.size[j] > caps_[j]) return false;
-      for (int s = first_sec_[j]; s <= last_sec_[j]; ++s) MarkDirty(s);
-    }
-    for (int s : dirty_) {
-      const int64_t need = Need(s);
-      if (need > cap_max_) return false;
-      if (need != need_[s]) Set(&need_[s], need);
-    }
-    for (int s = p.first_sec; s <= p.last_sec; ++s) {
-      if (total_[s] > 0 && o + total_[s] > cap_max_) return false;
+      for (int m = c_.mem_begin[j]; m < c_.mem_begin[j + 1]; ++m) {
+        const int s = c_.mem_sec[m];
+        if (witness_[s] == j && top > cap_max_ - total_[s] && !FindWitness(s)) return false;
+      }
     }
     return true;
   }
 
-  // The lowest top the unplaced buffers of section s can reach: they stack,
-  // each no lower than its min offset (a one-machine schedule with release
-  // times, optimal in order of release): max over k of minoff_k plus the
-  // sizes of all buffers released no earlier than k.
-  int64_t Need(int s) {
-    tmp_.clear();
-    for (int k = sec_begin_[s]; k < sec_begin_[s + 1]; ++k) {
-      const int j = sec_buf_[k];
-      if (off_[j] < 0) tmp_.emplace_back(minoff_[j], c_.size[j]);
+  void Unplace(int b, size_t mark) {
+    while (log_.size() > mark) {
+      *log_.back().first = log_.back().second;
+      log_.pop_back();
     }
-    std::sort(tmp_.begin(), tmp_.end());
-    int64_t above = 0, need = 0;
-    for (auto it = tmp_.rbegin(); it != tmp_.rend(); ++it) {
-      above += it->second;
-      need = std::max(need, it->first + above);
+    for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) ++open_[c_.adj[k]];
+    if (c_.interval_only) {
+      for (int s = first_sec_[b]; s < last_sec_[b]; ++s) ++cuts_[s];
     }
-    return need;
+    for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) total_[c_.mem_sec[k]] += c_.size[b];
+    off_[b] = -1;
+  }
+
+  // Section inference without maintained floors: each section keeps a
+  // witness, an unplaced member whose min offset is at most capacity - total
+  // (so the floor is low enough); only a lost witness makes us look for
+  // another, and finding none proves the section cannot fit.
+  bool FindWitness(int s) {
+    const int64_t slack = cap_max_ - total_[s];
+    for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k) {
+      const int j = c_.sec_buf[k];
+      if (off_[j] < 0 && minoff_[j] <= slack) {
+        Set(&witness_[s], j);
+        return true;
+      }
+    }
+    return total_[s] == 0;
   }
 
   SearchOutcome Dfs(const Part& p, int64_t cur, int last_rank) {
     if (++nodes_ > budget_) return SearchOutcome::kBudget;
     if ((nodes_ & 1023) == 0 && Clock::now() >= deadline_) return SearchOutcome::kTimeout;
     int64_t min_height = kInf;
+    int64_t fixed_offset = kInf;  // the earliest hatless buffer, in canonical order
+    int fixed_rank = 0;
     for (int b : p.buffers) {
-      if (off_[b] < 0) min_height = std::min(min_height, minoff_[b] + c_.size[b]);
+      if (off_[b] >= 0) continue;
+      min_height = std::min(min_height, minoff_[b] + c_.size[b]);
+      if (open_[b] == 0 && (minoff_[b] < fixed_offset ||
+                            (minoff_[b] == fixed_offset && rank_[b] < fixed_rank))) {
+        fixed_offset = minoff_[b];
+        fixed_rank = rank_[b];
+      }
     }
     if (min_height == kInf) return SearchOutcome::kFound;
+    if (fixed_offset < cur || (fixed_offset == cur && fixed_rank < last_rank)) {
+      return SearchOutcome::kInfeasible;  // a hatless buffer was passed over
+    }
     const size_t base = cand_.size();
     for (int b : p.buffers) {
       if (off_[b] >= 0) continue;
       const int64_t o = minoff_[b];
       if (o < cur || (o == cur && rank_[b] < last_rank) || o >= min_height) continue;
+      if (o > fixed_offset || (o == fixed_offset && rank_[b] > fixed_rank)) continue;
       cand_.push_back(b);
     }
     std::sort(cand_.begin() + base, cand_.end(), [&](int a, int b) {
       return minoff_[a] != minoff_[b] ? minoff_[a] < minoff_[b] : rank_[a] < rank_[b];
     });
     const size_t end = cand_.size();
+    int64_t max_total = 0;
+    for (int s = p.first_sec; s <= p.last_sec; ++s) max_total = std::max(max_total, total_[s]);
     SearchOutcome result = SearchOutcome::kInfeasible;
     for (size_t k = base; k < end; ++k) {
       const int b = cand_[k];
@@ -230,10 +239,10 @@ class Search {
       const size_t mark = log_.size();
       bool split = false;
       SearchOutcome r = SearchOutcome::kInfeasible;
-      if (Place(b, p, &split)) {
-        r = split ? SolveSplit(p, o, rank_[b]) : Dfs(p, o, rank_[b]);
+      if (Place(b, p, max_total, &split)) {
+        r = split ? SolveSplit(p, o) : Dfs(p, o, rank_[b]);
       }
-      Undo(mark);
+      Unplace(b, mark);
       if (r != SearchOutcome::kInfeasible) {
         result = r;
         break;
@@ -243,9 +252,12 @@ class Search {
     return result;
   }
 
-  // Solves the independent pieces of p one after the other.
-  SearchOutcome SolveSplit(const Part& p, int64_t cur, int last_rank) {
+  // Solves the independent pieces of p one after the other. Every piece's
+  // buffers go at or above cur (they follow the last placement in canonical
+  // order), but the ranks change, so the order restarts at rank -1.
+  SearchOutcome SolveSplit(const Part& p, int64_t cur) {
     int start = p.first_sec;
+    std::vector<int> saved;
     for (int s = p.first_sec; s <= p.last_sec; ++s) {
       if (s < p.last_sec && cuts_[s] != 0) continue;
       Part sub;
@@ -256,7 +268,13 @@ class Search {
       }
       start = s + 1;
       if (sub.buffers.empty()) continue;
-      const SearchOutcome r = Dfs(sub, cur, last_rank);
+      // Re-rank the piece by what is left in its sections, as MiniMalloc
+      // does: the ordering that suits the whole rarely suits a piece.
+      saved.clear();
+      for (int b : sub.buffers) saved.push_back(rank_[b]);
+      RankBuffers(sub.buffers);
+      const SearchOutcome r = Dfs(sub, cur, -1);
+      for (size_t k = 0; k < saved.size(); ++k) rank_[sub.buffers[k]] = saved[k];
       if (r != SearchOutcome::kFound) return r;
     }
     return SearchOutcome::kFound;
@@ -264,23 +282,17 @@ class Search {
 
   const Component& c_;
   const std::vector<int64_t>& caps_;
-  int64_t cap_max_ = 0;
+  const int heuristic_;
   const int64_t budget_;
   const Clock::time_point deadline_;
+  int64_t cap_max_ = 0;
   int64_t nodes_ = 0;
 
-  int sections_ = 0;
-  std::vector<int> sec_begin_, sec_buf_;
-  std::vector<int> first_sec_, last_sec_;
+  std::vector<int> first_sec_, last_sec_;  // interval-only: each buffer's run
   std::vector<int> rank_;
-
   std::vector<int64_t> off_, minoff_, solution_;
-  std::vector<int64_t> total_, need_, cuts_;
-  std::vector<std::pair<int64_t, int64_t>> tmp_;
+  std::vector<int64_t> total_, witness_, cuts_, open_;
   std::vector<std::pair<int64_t*, int64_t>> log_;
-  std::vector<int64_t> stamp_;
-  int64_t epoch_ = 0;
-  std::vector<int> dirty_;
   std::vector<int> cand_;
 };
 

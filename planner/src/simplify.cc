@@ -372,6 +372,38 @@ Check FuseActivations(Graph* graph) {
   return Check();
 }
 
+Check FuseHardSwish(Graph* graph) {
+  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
+  for (int m : order) {
+    const Node& mul = graph->nodes[m];
+    if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.inputs[0] < 0 || mul.inputs[1] < 0) {
+      continue;
+    }
+    const std::vector<int> producer = graph->Producers();
+    for (int k = 0; k < 2; ++k) {
+      const int gate = mul.inputs[k];
+      const int x = mul.inputs[1 - k];
+      const int p = producer[gate];
+      if (p < 0) continue;
+      const Node& hsig = graph->nodes[p];
+      // torch writes alpha as the float nearest 1/6.
+      if (hsig.op != "HardSigmoid" || hsig.inputs.size() != 1 || hsig.inputs[0] != x ||
+          std::fabs(hsig.GetFloat("alpha", 0.2f) - 1.0f / 6.0f) > 1e-6f ||
+          hsig.GetFloat("beta", 0.5f) != 0.5f || !SoleConsumer(*graph, gate, m)) {
+        continue;
+      }
+      Node& fused = graph->nodes[m];
+      fused.op = "HardSwish";
+      fused.inputs = {x};
+      fused.attrs.clear();
+      KillNode(&graph->nodes[p]);
+      break;
+    }
+  }
+  EraseDeadNodes(graph);
+  return Check();
+}
+
 void RemoveUnusedTensors(Graph* graph) {
   std::vector<bool> used(graph->tensors.size(), false);
   for (const Node& node : graph->nodes) {
@@ -406,6 +438,7 @@ Check Simplify(Graph* graph) {
   BATON_TRY(FoldConstants(graph));
   BATON_TRY(ResolveAutoPad(graph));
   BATON_TRY(FoldBatchNorm(graph));
+  BATON_TRY(FuseHardSwish(graph));
   BATON_TRY(FuseActivations(graph));
   RemoveUnusedTensors(graph);
   BATON_TRY(InferShapes(graph));

@@ -52,7 +52,8 @@ class Validator {
     BATON_TRY(CheckStructure());
     BATON_TRY(Unroll(inferences));
     BATON_TRY(BuildEdges());
-    BATON_TRY(TopologicalOrder());
+    BATON_TRY(TopologicalOrder(false));
+    BATON_TRY(TopologicalOrder(true));
     BuildReachability();
     BuildAccesses();
     return CheckAccesses();
@@ -287,10 +288,13 @@ class Validator {
     return Check();
   }
 
-  Check TopologicalOrder() {
+  // Kahn's algorithm over the edges (without the in-flight limit's when
+  // `with_limit` is false), filling order_. On a cycle, reports one.
+  Check TopologicalOrder(bool with_limit) {
+    auto used = [with_limit](const Edge& e) { return with_limit || e.kind != EdgeKind::kInFlight; };
     std::vector<uint32_t> indegree(v_, 0);
     for (uint32_t v = 0; v < v_; ++v) {
-      for (const Edge& e : succ_[v]) ++indegree[e.to];
+      for (const Edge& e : succ_[v]) indegree[e.to] += used(e);
     }
     std::deque<uint32_t> ready;
     for (uint32_t v = 0; v < v_; ++v) {
@@ -302,7 +306,7 @@ class Validator {
       ready.pop_front();
       order_.push_back(v);
       for (const Edge& e : succ_[v]) {
-        if (--indegree[e.to] == 0) ready.push_back(e.to);
+        if (used(e) && --indegree[e.to] == 0) ready.push_back(e.to);
       }
     }
     if (order_.size() == v_) return Check();
@@ -312,38 +316,38 @@ class Validator {
     for (uint32_t v = 0; v < v_; ++v) {
       if (indegree[v] == 0) continue;
       for (const Edge& e : succ_[v]) {
-        if (indegree[e.to] > 0) pred[e.to].push_back({v, e.kind});
+        if (used(e) && indegree[e.to] > 0) pred[e.to].push_back({v, e.kind});
       }
     }
     uint32_t start = 0;
     while (indegree[start] == 0) ++start;
     std::vector<int64_t> visited_at(v_, -1);
-    std::vector<Edge> walk;  // walk[k].to = vertex, kind = edge from it to walk[k-1]
+    std::vector<uint32_t> walk;  // vertices, walking backwards along edges
     uint32_t v = start;
-    EdgeKind kind = EdgeKind::kWait;
     while (visited_at[v] < 0) {
       visited_at[v] = static_cast<int64_t>(walk.size());
-      walk.push_back({v, kind});
-      const Edge& p = pred[v].front();
-      kind = p.kind;
-      v = p.to;
+      walk.push_back(v);
+      v = pred[v].front().to;
     }
-    // The cycle is walk[visited_at[v]..], reversed into data-flow order.
-    std::vector<Edge> cycle(walk.begin() + visited_at[v], walk.end());
+    // The cycle is walk[visited_at[v]..], reversed into data-flow order:
+    // cycle[k] -> cycle[k+1], and the last back to cycle[0], are edges.
+    std::vector<uint32_t> cycle(walk.begin() + visited_at[v], walk.end());
     std::reverse(cycle.begin(), cycle.end());
-    std::string text = "deadlock: the schedule has a cycle: ";
-    // cycle[k].kind is the kind of the edge cycle[k] -> cycle[k+1]
-    // (except the last, which closes the loop back to cycle[0]).
+    std::string path;
     for (size_t k = 0; k < cycle.size(); ++k) {
-      const Edge& next = cycle[(k + 1) % cycle.size()];
-      EdgeKind ek = EdgeKind::kWait;
-      for (const Edge& e : succ_[cycle[k].to]) {
-        if (e.to == next.to) ek = e.kind;
+      const uint32_t next = cycle[(k + 1) % cycle.size()];
+      EdgeKind kind = EdgeKind::kWait;
+      for (const Edge& e : succ_[cycle[k]]) {
+        if (used(e) && e.to == next) kind = e.kind;
       }
-      text += InstanceName(cycle[k].to) + " -(" + EdgeText(ek) + ")-> ";
+      path += InstanceName(cycle[k]) + " -(" + EdgeText(kind) + ")-> ";
     }
-    text += InstanceName(cycle[0].to);
-    return Fail(text);
+    path += InstanceName(cycle[0]);
+    if (!with_limit) return Fail("deadlock: the schedule has a cycle: " + path);
+    return Fail("deadlock through the in-flight limit (D = " + std::to_string(in_flight_) +
+                "): the stream cannot progress, so the executor would have to flush it and "
+                "the plan would not pipeline; raise inferences_in_flight above the stages a "
+                "queue spans, or reorder its program: " + path);
   }
 
   void BuildReachability() {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -41,18 +42,21 @@ const Node* FindNode(const Graph& g, const std::string& name) {
 
 // --- Tiny hand-made models --------------------------------------------------
 
+// Every test generates the cases into its own directory, so that tests run
+// as separate processes in parallel (ctest -j) never read a half-written file.
 class OnnxCasesTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  void SetUp() override {
+    cases_dir_ =
+        kWorkDir + "/cases_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/planner/make_onnx_cases.py " + CasesDir();
-    generated_ = RunCommand(cmd) == 0;
+                            "/tests/planner/make_onnx_cases.py " + cases_dir_;
+    ASSERT_EQ(RunCommand(cmd), 0) << cmd << " failed";
   }
-  void SetUp() override { ASSERT_TRUE(generated_) << "make_onnx_cases.py failed"; }
-  static std::string CasesDir() { return kWorkDir + "/cases"; }
-  static std::string Case(const std::string& name) { return CasesDir() + "/" + name + ".onnx"; }
+  const std::string& CasesDir() const { return cases_dir_; }
+  std::string Case(const std::string& name) const { return cases_dir_ + "/" + name + ".onnx"; }
 
-  static void ExpectError(const std::string& name, const std::string& message) {
+  void ExpectError(const std::string& name, const std::string& message) const {
     auto g = ImportOnnx(Case(name));
     ASSERT_FALSE(g.ok()) << name << " imported but should fail with: " << message;
     EXPECT_NE(g.error().find(message), std::string::npos) << g.error();
@@ -60,9 +64,8 @@ class OnnxCasesTest : public ::testing::Test {
         << "error should name the file: " << g.error();
   }
 
-  static bool generated_;
+  std::string cases_dir_;
 };
-bool OnnxCasesTest::generated_ = false;
 
 TEST_F(OnnxCasesTest, ValidSmallModel) {
   auto g = ImportOnnx(Case("valid_small"));
@@ -130,6 +133,17 @@ TEST_F(OnnxCasesTest, LegacySoftmax) {
   EXPECT_EQ(g->nodes[0].GetInt("axis", -1), 1);  // explicit, opset 13 meaning
   ExpectError("softmax_opset11_bad",
               "node 'sm': Softmax (opset < 13) over dims 1..2 of 'x' is not supported");
+}
+
+TEST_F(OnnxCasesTest, DeclaredShapes) {
+  // A ceil_mode pool declared with ONNX 1.12's size or with the corrected one.
+  for (const char* name : {"ceil_pool", "ceil_pool_new"}) {
+    auto g = ImportOnnx(Case(name));
+    ASSERT_TRUE(g.ok()) << name << ": " << g.error();
+    EXPECT_EQ(g->tensors[g->outputs[0]].shape, (std::vector<int64_t>{1, 3, 3, 3})) << name;
+  }
+  ExpectError("wrong_declared_shape",
+              "tensor 'y': the model declares float32 [1,5] but Baton infers float32 [1,4]");
 }
 
 TEST_F(OnnxCasesTest, Errors) {
@@ -228,6 +242,28 @@ TEST(TorchvisionImportTest, Resnet18WithBatchNormAndNoFolding) {
       EXPECT_EQ(n.inputs.size(), 3u) << n.name;
     }
   }
+  // The folded weights and biases match torch's own Conv+BN fusion (the
+  // default export of the same seeded model).
+  Graph fused_by_torch = ImportClassifier(Export("resnet18", "torch_fused", ""));
+  std::vector<const Node*> mine, theirs;
+  for (const Node& n : g.nodes) {
+    if (n.op == "Conv") mine.push_back(&n);
+  }
+  for (const Node& n : fused_by_torch.nodes) {
+    if (n.op == "Conv") theirs.push_back(&n);
+  }
+  ASSERT_EQ(mine.size(), theirs.size());
+  for (size_t c = 0; c < mine.size(); ++c) {
+    for (int input : {1, 2}) {
+      std::vector<float> a = g.tensors[mine[c]->inputs[input]].FloatData();
+      std::vector<float> b = fused_by_torch.tensors[theirs[c]->inputs[input]].FloatData();
+      ASSERT_EQ(a.size(), b.size()) << mine[c]->name;
+      for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_NEAR(a[i], b[i], 1e-5f * (1.0f + std::fabs(b[i])))
+            << mine[c]->name << " input " << input << " element " << i;
+      }
+    }
+  }
   // Importing twice gives the same graph.
   auto again = ImportOnnx(e.onnx);
   ASSERT_TRUE(again.ok()) << again.error();
@@ -286,6 +322,17 @@ TEST(TorchvisionImportTest, MobilenetV3SmallOpset17) {
   EXPECT_EQ(ops["Conv"], 52);
   EXPECT_EQ(ops["HardSwish"], 19);
   EXPECT_EQ(ops["HardSigmoid"], 9);
+  EXPECT_EQ(g.nodes.size(), 108u);
+}
+
+TEST(TorchvisionImportTest, MobilenetV3SmallOpset13) {
+  // Before opset 14 hardswish exports as x * HardSigmoid(x); the planner
+  // fuses it back, so the graph matches the opset 17 export.
+  Graph g = ImportClassifier(Export("mobilenet_v3_small", "default", ""));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["HardSwish"], 19);
+  EXPECT_EQ(ops["HardSigmoid"], 9);  // squeeze-excitation gates stay
+  EXPECT_EQ(ops["Mul"], 9);
   EXPECT_EQ(g.nodes.size(), 108u);
 }
 

@@ -58,16 +58,17 @@ std::vector<std::string> Keys(const nlohmann::ordered_json& object) {
 TEST(InspectTest, JsonFollowsTheDesignLayout) {
   LoadedPlan plan = Load(PipelinePlan());
   const auto json = nlohmann::ordered_json::parse(InspectJson(plan.view()));
-  EXPECT_EQ(Keys(json), (std::vector<std::string>{"format", "version", "inferences_in_flight",
-                                                  "domains", "queues", "tensors", "nodes",
-                                                  "inputs", "outputs"}));
+  EXPECT_EQ(Keys(json),
+            (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
+                                      "queues", "tensors", "nodes", "inputs", "outputs"}));
   EXPECT_EQ(json["format"], "baton-plan");
   EXPECT_EQ(json["version"], 1);
   EXPECT_EQ(json["inferences_in_flight"], 2);
   EXPECT_EQ(json["domains"][1], nlohmann::ordered_json::parse(
                                     R"({"name": "npu_sram", "bytes": 4096, "alignment": 64})"));
-  EXPECT_EQ(json["queues"][1], nlohmann::ordered_json::parse(
-                                   R"({"name": "dma0", "kind": "dma", "domains": ["dram", "npu_sram"]})"));
+  EXPECT_EQ(json["queues"][1],
+            nlohmann::ordered_json::parse(
+                R"({"name": "dma0", "kind": "dma", "domains": ["dram", "npu_sram"]})"));
   EXPECT_EQ(json["tensors"][0], nlohmann::ordered_json::parse(R"({"id": 0, "name": "x",
       "dtype": "float32", "shape": [1, 3, 8, 8], "bytes": 768, "storage": "arena",
       "domain": "dram", "offset": 0, "slots": 2, "slot_stride": 768})"));
@@ -91,8 +92,7 @@ TEST(InspectTest, TextShowsThePipelineConfiguration) {
   // Graph input into the CPU subgraph, the DMA copy as the transport of the
   // connection, and the NPU subgraph producing the output.
   EXPECT_NE(text.find("input x -> cpu0.sub0.in0"), std::string::npos) << text;
-  EXPECT_NE(text.find("cpu0.sub0.out0 -> [dma0 copy] -> npu0.sub0.in0"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("cpu0.sub0.out0 -> [dma0 copy] -> npu0.sub0.in0"), std::string::npos) << text;
   EXPECT_NE(text.find("(p => p@npu_sram)"), std::string::npos) << text;
   EXPECT_NE(text.find("npu0.sub0.out0 -> output y"), std::string::npos) << text;
   EXPECT_NE(text.find("stage 1:  npu0.sub0, dma0 copies (copy_p)"), std::string::npos) << text;

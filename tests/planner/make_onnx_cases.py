@@ -123,7 +123,16 @@ def cases():
     out["shape_chain"] = model(nodes, [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
                                [i64("axes", [0]), i64("m1", [-1])])
 
-    # Not ONNX at all.
+    # ceil_mode pool whose last window would start in the end padding: ONNX
+    # 1.12 (and torch's export) declare [1,3,4,4], torch computes [1,3,3,3].
+    pool = [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                             strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)]
+    out["ceil_pool"] = model(pool, [vi("x", [1, 3, 5, 5])], [vi("y", [1, 3, 4, 4])])
+    # The same as a newer exporter (ONNX >= 1.16 rules) writes it.
+    out["ceil_pool_new"] = model(pool, [vi("x", [1, 3, 5, 5])], [vi("y", [1, 3, 3, 3])])
+
+    # A declared shape that is wrong for other reasons is an error.
+    out["wrong_declared_shape"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 5])])
     return out
 
 

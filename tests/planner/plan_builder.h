@@ -230,7 +230,9 @@ class PlanBuilder {
     flatbuffers::Offset<flatbuffers::Vector<uint8_t>> constants = 0;
     if (constants_bytes_ > 0) {
       std::vector<uint8_t> constant_bytes(constants_bytes_, 0);
-      fbb.ForceVectorAlignment(constant_bytes.size(), sizeof(uint8_t), 64);
+      // 32 is FlatBuffers' largest alignment (the schema's 64 asserts in debug
+      // builds); the runtime needs 16.
+      fbb.ForceVectorAlignment(constant_bytes.size(), sizeof(uint8_t), 32);
       constants = fbb.CreateVector(constant_bytes);
     }
     auto plan = s::CreatePlan(fbb, kPlanFormatVersion, fbb.CreateString(name_), in_flight_,

@@ -65,10 +65,10 @@ TEST(CostTest, GemmAndMatMul) {
   PlanBuilder b;
   const uint32_t dram = b.Domain("dram", 65536);
   const uint32_t cpu = b.Queue("cpu0", DeviceKind::Cpu, {dram});
-  const uint32_t a = b.Tensor("a", {2, 5, 7}, dram, 0);   // batch 2, M 5, K 7
+  const uint32_t a = b.Tensor("a", {2, 5, 7}, dram, 0);  // batch 2, M 5, K 7
   const uint32_t m = b.Constant("m", {7, 3});
   const uint32_t c = b.Tensor("c", {2, 5, 3}, dram, 1024);
-  const uint32_t g = b.Tensor("g", {5, 4}, dram, 2048);    // Gemm: M 5, N 4, K 6
+  const uint32_t g = b.Tensor("g", {5, 4}, dram, 2048);  // Gemm: M 5, N 4, K 6
   const uint32_t ga = b.Tensor("ga", {5, 6}, dram, 3072);
   const uint32_t gb = b.Constant("gb", {6, 4});
   b.Node("mm", Op::MatMul, cpu).In({static_cast<int32_t>(a), static_cast<int32_t>(m)}).Out({c});
@@ -183,7 +183,8 @@ TEST(SimTest, TargetMismatchesAreErrors) {
   auto kind = Simulate(plan.view(), ParseOrDie(R"({"name": "k",
     "domains": [{"name": "dram", "bytes": 65536}],
     "devices": [{"name": "cpu0", "kind": "cpu", "domains": ["dram"]},
-                {"name": "npu0", "kind": "gpu", "domains": ["dram"]}]})"), 4);
+                {"name": "npu0", "kind": "gpu", "domains": ["dram"]}]})"),
+                       4);
   ASSERT_FALSE(kind.ok());
   EXPECT_NE(kind.error().find("gpu"), std::string::npos) << kind.error();
   EXPECT_FALSE(Simulate(plan.view(), ParseOrDie(kTwoDeviceTarget), 0).ok());
@@ -214,9 +215,9 @@ TEST(SimTest, JsonHasTheDesignLayout) {
   const auto json = nlohmann::ordered_json::parse(SimJson(*result));
   std::vector<std::string> keys;
   for (const auto& item : json.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"inferences", "throughput_per_s",
-                                            "bound_throughput_per_s", "latency_s",
-                                            "utilization", "nodes"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"inferences", "throughput_per_s", "bound_throughput_per_s",
+                                      "latency_s", "utilization", "nodes"}));
   EXPECT_EQ(json["inferences"], 4);
   EXPECT_TRUE(json["latency_s"].contains("mean") && json["latency_s"].contains("max"));
   EXPECT_TRUE(json["utilization"].contains("cpu0") && json["utilization"].contains("npu0"));

@@ -505,6 +505,53 @@ TEST(FuseActivationsTest, Preconditions) {
   }
 }
 
+// --- FuseHardSwish ----------------------------------------------------------
+
+TEST(FuseHardSwishTest, MulOfHardSigmoid) {
+  Builder b;
+  b.Input("x", {1, 4});
+  b.Add("HardSigmoid", "hs", {"x"}, {"h"}, {{"alpha", Float(1.0f / 6)}, {"beta", Float(0.5f)}});
+  b.Add("Mul", "mul", {"h", "x"}, {"y"});  // either operand order
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "HardSwish");
+  EXPECT_EQ(b.In("mul", 0), "x");
+  EXPECT_EQ(b.Out("mul"), "y");
+  EXPECT_TRUE(b.N("mul")->attrs.empty());
+}
+
+TEST(FuseHardSwishTest, Preconditions) {
+  {  // default alpha 0.2 is not hardswish
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Add("HardSigmoid", "hs", {"x"}, {"h"});
+    b.Add("Mul", "mul", {"x", "h"}, {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "HardSigmoid Mul");
+  }
+  {  // gate of another tensor (squeeze-excitation)
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Input("z", {1, 4});
+    b.Add("HardSigmoid", "hs", {"z"}, {"h"}, {{"alpha", Float(1.0f / 6)}});
+    b.Add("Mul", "mul", {"x", "h"}, {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "HardSigmoid Mul");
+  }
+  {  // gate also used elsewhere
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Add("HardSigmoid", "hs", {"x"}, {"h"}, {{"alpha", Float(1.0f / 6)}});
+    b.Add("Mul", "mul", {"x", "h"}, {"y"});
+    b.Output("y");
+    b.Output("h");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "HardSigmoid Mul");
+  }
+}
+
 // --- RemoveUnusedTensors and determinism -----------------------------------
 
 TEST(RemoveUnusedTensorsTest, KeepsOrderAndInputs) {

@@ -100,6 +100,7 @@ int RunRun(const RunArgs& a) {
   if (!given.empty()) return fail("plan has no input named '" + given.begin()->first + "'");
 
   linux_port::Arenas arenas(view);
+  if (!arenas.ok()) return fail(a.plan + ": cannot allocate the plan's arenas");
   linux_port::Options options;
   options.threaded = !a.cooperative;
   options.affinity = a.affinity;

@@ -27,7 +27,12 @@ Arenas::Arenas(const PlanView& plan) {
     size_t rounded = (bytes + align - 1) / align * align;
     if (rounded == 0) rounded = align;
     auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, rounded));
-    if (p == nullptr) std::abort();
+    if (p == nullptr) {
+      storage_.clear();
+      buffers_.clear();
+      ok_ = false;
+      return;
+    }
     std::memset(p, 0, rounded);
     storage_.emplace_back(p);
     buffers_.push_back(Buffer{p, bytes});

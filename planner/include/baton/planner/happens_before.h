@@ -1,17 +1,17 @@
 #pragma once
-// Happens-before over a periodic schedule (DESIGN §5), computed the way the
-// runtime decides readiness: from queue counters.
+// Happens-before over the plan's execution model (DESIGN §4-5), computed the
+// way the runtime decides readiness: from queue counters.
 //
-// For every node n, R[n][q] is how far queue q's counter is known to have
-// advanced when n starts inference i, relative to i: the counter has reached
-// at least i * len(q) + R[n][q]. Knowledge flows along queue program order
-// (including from one iteration to the next), along waits (with their lag),
-// and from the in-flight limit (inference i starts after inference i - D has
-// finished everywhere). R is the least fixpoint of those rules; it exists
-// because every cycle of the schedule moves back at least one iteration.
-//
-// Node m has completed inference i + delta when n starts inference i iff
-//   R[n][queue(m)] >= (delta + stage(m)) * len(queue(m)) + position(m) + 1.
+// The schedule is unrolled from iteration 0: for every node instance the
+// analysis tracks, per queue, how far that queue's counter is known to have
+// advanced when the instance starts. Knowledge flows along queue program
+// order (also through instances that are skipped because their inference is
+// negative, which wait for nothing), along waits (only where the waited
+// inference exists), and from the in-flight limit (inference i starts after
+// inference i - D has finished everywhere). Knowledge only grows with the
+// inference number, so a property that holds for the first inferences the
+// unrolling covers holds for every later one; queries check every inference
+// the unrolling covers.
 
 #include <cstdint>
 #include <vector>
@@ -25,24 +25,28 @@ class HappensBefore {
   // Needs order, programs, waits, node_stage, node_queue, in_flight.
   explicit HappensBefore(const Program& program);
 
-  // When n starts inference i, has m completed inference i + delta?
+  // For every inference i >= 0 with i + delta >= 0: when n starts inference
+  // i, has m completed inference i + delta?
   bool Completed(int m, int delta, int n) const;
   // Would n's knowledge, with `others` as its waits instead of its own,
-  // imply `candidate`?
+  // imply `candidate` for every inference the candidate applies to?
   bool ImpliedWithout(int n, const std::vector<WaitEdge>& others, WaitEdge candidate) const;
 
-  int position(int n) const { return position_[n]; }
-
  private:
+  using Vec = std::vector<int64_t>;
   static constexpr int64_t kNone = INT64_MIN / 4;
-  std::vector<int64_t> Knowledge(int n, const std::vector<WaitEdge>& waits) const;
-  int64_t Target(int m, int delta) const;
+  int64_t Target(int m, int64_t inference) const;
+  // Knowledge of instance (n, iteration k) from its program predecessor, the
+  // given waits and the in-flight limit.
+  Vec Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits) const;
+  const Vec& At(int n, int64_t k) const { return c_[static_cast<size_t>(k)][static_cast<size_t>(n)]; }
 
   const Program& p_;
-  std::vector<int> position_;       // per node
-  std::vector<int64_t> length_;     // per queue
-  std::vector<int64_t> last_key_;   // per queue
-  std::vector<std::vector<int64_t>> r_;
+  int64_t iterations_ = 0;
+  std::vector<int> position_;      // per node
+  std::vector<int64_t> length_;    // per queue
+  std::vector<int64_t> last_key_;  // per queue
+  std::vector<std::vector<Vec>> c_;  // [iteration][node][queue]
 };
 
 }  // namespace baton::planner

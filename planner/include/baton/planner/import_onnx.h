@@ -8,8 +8,11 @@
 //   constant. Weights must be embedded: external data is an error.
 // - Graph inputs need static shapes; a symbolic or unknown dim is an error
 //   naming the input and the dim.
-// - Shapes known to ONNX's shape inference (value_info, graph outputs) are
-//   kept as declared shapes and cross-checked by InferShapes.
+// - Shapes known to ONNX's shape inference (value_info, graph outputs) must
+//   agree with InferShapes. Exception: ONNX before 1.16 sized ceil_mode pools
+//   without the rule that the last window starts inside the input or its
+//   begin padding (PyTorch's and onnxruntime's semantics, and Baton's); when
+//   that rule changes a pool's output, ONNX's shapes are not checked.
 // - Constant nodes become constant tensors. Unnamed nodes get deterministic
 //   unique names "<op>_<index>" (index in the ONNX node list).
 // - Opset-dependent semantics are normalized to the IR's (opset 13+): e.g.

@@ -61,8 +61,8 @@ std::string InspectJson(const PlanView& view);
 // subgraphs, with __copy nodes shown as the transport), stages, queue
 // programs and arenas. A *subgraph* is the set of non-copy nodes of one queue
 // with one stage, named `<queue>.sub<k>` with k counting that queue's
-// subgraphs in program order of their first node; its inputs `in<j>` and
-// outputs `out<j>` are numbered in order of first use / production. See
+// subgraphs in increasing stage order; its inputs `in<j>` and outputs
+// `out<j>` are numbered in program order of first use / production. See
 // docs/cli.md, "baton inspect".
 std::string InspectText(const PlanView& view);
 

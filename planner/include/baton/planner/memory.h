@@ -9,12 +9,18 @@
 // is read, the producer waits on each reader with that lag.
 // Reuse: two tensors may share bytes only if, for every inference i, all
 // accesses of one at i happen-before all accesses of the other at i, and
-// those happen-before all accesses of the first at i + 1 (HappensBefore);
-// graph inputs/outputs and multi-slot tensors keep their bytes to
-// themselves. Each domain is packed by Pack() with those conflicts.
-// Lower bound: the largest total size of tensor instances that must all be
-// live while one node runs: those it touches, and those written before it
-// starts and read after it ends.
+// those happen-before all accesses of the first at i + 1 (HappensBefore;
+// the caller's writes of inputs and reads of outputs take part, ordered by
+// the async API). Multi-slot tensors keep their bytes to themselves. Each
+// domain is packed by Pack() with exactly those conflicts.
+// Lower bound (reported per domain): the larger of
+//   - the largest total size of tensor instances that must all be live while
+//     one node runs: those it touches, and those written before it starts
+//     and read after it ends (DESIGN §5), and
+//   - the heaviest set of single-slot tensors that pairwise conflict: with
+//     several queues, tensors on concurrent queues are live at the same time
+//     without either being "live across" the other's node.
+// No packing of this schedule can be smaller than either.
 
 #include "baton/planner/program.h"
 

@@ -43,13 +43,19 @@ Check FoldBatchNorm(Graph* graph);
 // has no other consumer and is not a graph output.
 Check FuseActivations(Graph* graph);
 
+// Rewrites Mul(x, HardSigmoid(x)) with alpha = 1/6 and beta = 0.5 (how
+// exporters spell hardswish before opset 14) as HardSwish(x), when the
+// HardSigmoid output has no other consumer and is not a graph output. The
+// Mul node keeps its name and output.
+Check FuseHardSwish(Graph* graph);
+
 // Drops tensors that no node, graph input or graph output references, and
 // renumbers the rest (keeping their order).
 void RemoveUnusedTensors(Graph* graph);
 
 // Runs InferShapes, RemoveIdentities, FoldConstants, ResolveAutoPad,
-// FoldBatchNorm, FuseActivations, RemoveUnusedTensors, then InferShapes and
-// Validate again.
+// FoldBatchNorm, FuseHardSwish, FuseActivations, RemoveUnusedTensors, then
+// InferShapes and Validate again.
 Check Simplify(Graph* graph);
 
 }  // namespace baton::planner

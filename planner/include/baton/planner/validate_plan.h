@@ -24,7 +24,12 @@
 //      and node.position, each tensor written by at most one node (or the
 //      caller), every tensor a node touches in a domain its queue reaches and
 //      inside its domain's arena;
-//   2. deadlock: the instance graph is acyclic (the message lists a cycle);
+//   2. deadlock: the instance graph is acyclic (the message lists a cycle).
+//      A cycle of waits and queue order is a deadlock outright; one that
+//      needs the in-flight limit too is reported separately: the executor
+//      would survive it only by flushing the stream (executor.h), i.e. the
+//      plan cannot pipeline with its inferences_in_flight (typically D = 1
+//      with a queue spanning two or more stages);
 //   3. races: every two accesses by different instances to overlapping bytes
 //      of one domain, at least one a write, are ordered by hb;
 //   4. read-before-write: for every read of tensor t by instance x for

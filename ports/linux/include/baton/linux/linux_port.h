@@ -39,7 +39,10 @@ class AlignedBytes {
 // Owns one separately allocated, aligned buffer per domain of a plan.
 class Arenas {
  public:
+  // Allocation failure (a plan asking for more memory than the host has)
+  // leaves ok() false and no buffers.
   explicit Arenas(const PlanView& plan);
+  bool ok() const { return ok_; }
   Span<const Buffer> buffers() const { return {buffers_.data(), buffers_.size()}; }
 
  private:
@@ -48,6 +51,7 @@ class Arenas {
   };
   std::vector<std::unique_ptr<uint8_t, Free>> storage_;
   std::vector<Buffer> buffers_;
+  bool ok_ = true;
 };
 
 struct Options {

@@ -1,0 +1,115 @@
+# Cross-build checks, run from the host build's ctest (included by
+# tests/CMakeLists.txt). Each configures and builds a separate tree under
+# ${CMAKE_BINARY_DIR}/cross/ with a toolchain file, so the host build stays
+# host-only:
+#
+#   cross.cortex_m3.build       runtime + kernels + port + baton-demo (Cortex-M3, -Os)
+#   cross.cortex_m3.no_heap     tools/check_no_heap.sh on the libraries and the ELF
+#   cross.cortex_m3.size_budget tools/size_report --budget-core (BATON_CORE_BUDGET_BYTES)
+#   cross.cortex_m3.qemu_demo   baton-demo under qemu-system-arm -M mps2-an385 (a
+#                               CPU-only plan and one with a simulated NPU queue),
+#                               outputs compared with `baton run` on the host
+#   cross.cortex_m55.qemu_demo  the same on -M mps3-an547 (FPU, NPU queue, copies
+#                               between DTCM and SRAM)
+#   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only built
+#                               with aarch64-linux-gnu-g++, run under qemu-aarch64
+#
+# Tests whose tools are missing are not registered (a message says which).
+
+set(BATON_CORE_BUDGET_BYTES 12288 CACHE STRING
+    "Budget for the runtime core (.text + .data of libbaton_runtime.a on Cortex-M3 -Os)")
+
+# The firmware's printf-free "%.9g" formatter, checked on the host against
+# the C library's printf.
+add_executable(baton_cortex_m_format_tests ${CMAKE_CURRENT_LIST_DIR}/format_test.cc
+               ${PROJECT_SOURCE_DIR}/ports/cortex-m/src/format.cc)
+target_include_directories(baton_cortex_m_format_tests PRIVATE ${PROJECT_SOURCE_DIR}/ports/cortex-m/include)
+target_link_libraries(baton_cortex_m_format_tests PRIVATE GTest::gtest GTest::gtest_main)
+target_compile_options(baton_cortex_m_format_tests PRIVATE ${BATON_WARNINGS})
+gtest_discover_tests(baton_cortex_m_format_tests TEST_PREFIX "cortex_m." DISCOVERY_TIMEOUT 60)
+
+if(NOT TARGET baton)
+  message(STATUS "cross tests: skipped (need the host baton tool)")
+  return()
+endif()
+
+set(_cross_driver ${CMAKE_CURRENT_LIST_DIR}/cross_test.py)
+set(_cross_root ${CMAKE_BINARY_DIR}/cross)
+set(_python /usr/bin/python3)
+set(_werror BATON_WERROR=${BATON_WERROR})
+
+find_program(BATON_ARM_GCC arm-none-eabi-g++)
+find_program(BATON_QEMU_ARM qemu-system-arm)
+find_program(BATON_ARM_NM arm-none-eabi-nm)
+find_program(BATON_ARM_SIZE arm-none-eabi-size)
+
+if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
+  set(_m_toolchain ${PROJECT_SOURCE_DIR}/ports/cortex-m/toolchain.cmake)
+  set(_m_targets ${PROJECT_SOURCE_DIR}/ports/cortex-m/targets)
+
+  # --- Cortex-M3: build, no-heap proof, size budget, QEMU ---------------------
+  set(_m3 ${_cross_root}/cortex-m3)
+  add_test(NAME cross.cortex_m3.build
+    COMMAND ${_python} ${_cross_driver} build --source ${PROJECT_SOURCE_DIR} --build ${_m3}
+            --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m3 -D ${_werror}
+            -D BATON_HOST_TOOL=$<TARGET_FILE:baton>
+            --target baton_runtime baton_kernels baton_port_cortex_m baton-demo)
+  set_tests_properties(cross.cortex_m3.build PROPERTIES
+    FIXTURES_SETUP cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900)
+
+  set(_m3_libs ${_m3}/runtime/libbaton_runtime.a ${_m3}/runtime/libbaton_kernels.a
+               ${_m3}/ports/cortex-m/libbaton_port_cortex_m.a)
+  add_test(NAME cross.cortex_m3.no_heap
+    COMMAND ${PROJECT_SOURCE_DIR}/tools/check_no_heap.sh --nm ${BATON_ARM_NM} ${_m3_libs}
+            ${_m3}/ports/cortex-m/baton-demo.elf)
+  set_tests_properties(cross.cortex_m3.no_heap PROPERTIES
+    FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3)
+
+  add_test(NAME cross.cortex_m3.size_budget
+    COMMAND ${_python} ${PROJECT_SOURCE_DIR}/tools/size_report
+            --runtime ${_m3}/runtime/libbaton_runtime.a --kernels ${_m3}/runtime/libbaton_kernels.a
+            --port ${_m3}/ports/cortex-m/libbaton_port_cortex_m.a
+            --elf ${_m3}/ports/cortex-m/baton-demo.elf --map ${_m3}/ports/cortex-m/baton-demo.map
+            --size ${BATON_ARM_SIZE} --nm ${BATON_ARM_NM} --budget-core ${BATON_CORE_BUDGET_BYTES})
+  set_tests_properties(cross.cortex_m3.size_budget PROPERTIES
+    FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3)
+
+  add_test(NAME cross.cortex_m3.qemu_demo
+    COMMAND ${_python} ${_cross_driver} demo --source ${PROJECT_SOURCE_DIR} --build ${_m3}
+            --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m3 -D ${_werror}
+            --tool $<TARGET_FILE:baton> --machine mps2-an385 --qemu ${BATON_QEMU_ARM}
+            --variant cpu:${_m_targets}/mps2-an385.json
+            --variant npu:${_m_targets}/mps2-an385-npu.json:Conv=npu0)
+  set_tests_properties(cross.cortex_m3.qemu_demo PROPERTIES
+    FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900)
+
+  # --- Cortex-M55 (FPU): QEMU mps3-an547 -----------------------------------------
+  set(_m55 ${_cross_root}/cortex-m55)
+  add_test(NAME cross.cortex_m55.qemu_demo
+    COMMAND ${_python} ${_cross_driver} demo --source ${PROJECT_SOURCE_DIR} --build ${_m55}
+            --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m55 -D ${_werror}
+            --tool $<TARGET_FILE:baton> --machine mps3-an547 --qemu ${BATON_QEMU_ARM}
+            --variant npu:${_m_targets}/mps3-an547.json:Conv=npu0)
+  set_tests_properties(cross.cortex_m55.qemu_demo PROPERTIES
+    RESOURCE_LOCK cross_m55 TIMEOUT 900)
+else()
+  message(STATUS "cross tests: Cortex-M skipped (need arm-none-eabi-g++/nm/size and qemu-system-arm)")
+endif()
+
+# --- aarch64 Linux: runtime-only tests under qemu-aarch64 ----------------------
+find_program(BATON_A64_GXX aarch64-linux-gnu-g++)
+find_program(BATON_QEMU_A64 qemu-aarch64)
+if(BATON_A64_GXX AND BATON_QEMU_A64 AND EXISTS /usr/src/googletest/CMakeLists.txt)
+  set(_a64 ${_cross_root}/aarch64)
+  add_test(NAME cross.aarch64.build
+    COMMAND ${_python} ${_cross_driver} build --source ${PROJECT_SOURCE_DIR} --build ${_a64}
+            --toolchain ${PROJECT_SOURCE_DIR}/ports/linux/aarch64-toolchain.cmake
+            -D BATON_BUILD_TESTS=ON -D ${_werror} --target baton_runtime_only_tests)
+  set_tests_properties(cross.aarch64.build PROPERTIES
+    FIXTURES_SETUP cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 900)
+  add_test(NAME cross.aarch64.ctest COMMAND ${_python} ${_cross_driver} ctest --build ${_a64})
+  set_tests_properties(cross.aarch64.ctest PROPERTIES
+    FIXTURES_REQUIRED cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 600)
+else()
+  message(STATUS "cross tests: aarch64 skipped (need aarch64-linux-gnu-g++, qemu-aarch64, /usr/src/googletest)")
+endif()

@@ -1,0 +1,37 @@
+# Runtime-only tests: loader + executor + reference kernels + Linux port on
+# plans built by hand with FlatBufferBuilder. They need no planner, so they
+# also run in cross builds (aarch64 under qemu-aarch64, see
+# ports/linux/aarch64-toolchain.cmake). Included by tests/CMakeLists.txt.
+
+if(NOT TARGET GTest::gtest)
+  # Cross builds: no GoogleTest for the target is installed; build it from
+  # the sources Debian ships (libgtest-dev: /usr/src/googletest).
+  find_package(GTest QUIET)
+  if(NOT GTest_FOUND)
+    set(BATON_GOOGLETEST_SOURCE /usr/src/googletest CACHE PATH "GoogleTest sources for cross builds")
+    if(NOT EXISTS ${BATON_GOOGLETEST_SOURCE}/CMakeLists.txt)
+      message(FATAL_ERROR "GoogleTest for the target not found and no sources in "
+                          "${BATON_GOOGLETEST_SOURCE} (apt-get install libgtest-dev)")
+    endif()
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
+    add_subdirectory(${BATON_GOOGLETEST_SOURCE} ${CMAKE_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
+    if(NOT TARGET GTest::gtest)  # newer GoogleTest defines the aliases itself
+      add_library(GTest::gtest ALIAS gtest)
+      add_library(GTest::gtest_main ALIAS gtest_main)
+    endif()
+  endif()
+endif()
+include(GoogleTest)
+
+file(GLOB _baton_runtime_only_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_test.cc)
+add_executable(baton_runtime_only_tests ${_baton_runtime_only_srcs}
+               ${CMAKE_CURRENT_LIST_DIR}/test_util.cc)
+target_include_directories(baton_runtime_only_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(baton_runtime_only_tests PRIVATE baton_runtime baton_kernels
+                      baton_port_linux GTest::gtest GTest::gtest_main)
+target_compile_options(baton_runtime_only_tests PRIVATE ${BATON_WARNINGS})
+# PRE_TEST: listing the tests needs the emulator in cross builds; do it when
+# ctest runs, not at build time.
+gtest_discover_tests(baton_runtime_only_tests DISCOVERY_MODE PRE_TEST
+  TEST_PREFIX "runtime_only." DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300)
