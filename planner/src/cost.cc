@@ -36,7 +36,8 @@ double ConvMacs(const schema::Plan& plan, const schema::Node* node, double out_e
   if (p != nullptr && p->kernel() != nullptr && p->kernel()->size() > 0) {
     for (int32_t k : *p->kernel()) area *= k;
   } else if (w != nullptr && w->shape() != nullptr) {
-    for (uint32_t d = 2; d < w->shape()->size(); ++d) area *= static_cast<double>(w->shape()->Get(d));
+    for (uint32_t d = 2; d < w->shape()->size(); ++d)
+      area *= static_cast<double>(w->shape()->Get(d));
   }
   return out_elements * (Dim(x, 1) / group) * area;
 }
@@ -76,11 +77,13 @@ double NodeBytes(const schema::Plan& plan, uint32_t index) {
   double bytes = 0;
   if (node->inputs() != nullptr) {
     for (int32_t t : *node->inputs()) {
-      if (t >= 0) bytes += static_cast<double>(plan.tensors()->Get(static_cast<uint32_t>(t))->bytes());
+      if (t >= 0)
+        bytes += static_cast<double>(plan.tensors()->Get(static_cast<uint32_t>(t))->bytes());
     }
   }
   if (node->outputs() != nullptr) {
-    for (uint32_t t : *node->outputs()) bytes += static_cast<double>(plan.tensors()->Get(t)->bytes());
+    for (uint32_t t : *node->outputs())
+      bytes += static_cast<double>(plan.tensors()->Get(t)->bytes());
   }
   return bytes;
 }
@@ -131,7 +134,8 @@ Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& 
       const schema::Tensor* out = node->outputs() && node->outputs()->size() > 0
                                       ? plan.tensors()->Get(node->outputs()->Get(0))
                                       : nullptr;
-      if (in == nullptr || out == nullptr) return Fail(node_name + ": a copy needs an input and an output");
+      if (in == nullptr || out == nullptr)
+        return Fail(node_name + ": a copy needs an input and an output");
       if (in->storage() == schema::Storage::Arena && out->storage() == schema::Storage::Arena &&
           in->domain() != out->domain()) {
         const std::string from = Name(plan.domains()->Get(in->domain())->name());

@@ -59,18 +59,18 @@ std::string Table(const std::vector<std::vector<std::string>>& rows, const std::
 
 // The pipeline's structure: producers, subgraphs and their ports.
 struct Structure {
-  std::vector<int> producer;               // per tensor, -1 = none
-  std::vector<int> subgraph_of;            // per node, -1 for copies
+  std::vector<int> producer;     // per tensor, -1 = none
+  std::vector<int> subgraph_of;  // per node, -1 for copies
   struct Subgraph {
     uint32_t queue = 0;
     uint32_t stage = 0;
-    uint32_t index = 0;                    // k in <queue>.sub<k>
+    uint32_t index = 0;  // k in <queue>.sub<k>
     std::vector<uint32_t> nodes;
-    std::vector<uint32_t> inputs;          // tensors, in order of first use
-    std::vector<uint32_t> outputs;         // tensors, in order of production
+    std::vector<uint32_t> inputs;   // tensors, in order of first use
+    std::vector<uint32_t> outputs;  // tensors, in order of production
     std::string name;
   };
-  std::vector<Subgraph> subgraphs;         // queue-major, then stage
+  std::vector<Subgraph> subgraphs;  // queue-major, then stage
 };
 
 bool IsGraphTensor(const flatbuffers::Vector<uint32_t>* list, uint32_t t) {
@@ -251,7 +251,8 @@ std::string PipelineSection(const PlanView& view, const Structure& s) {
     uint32_t source = t;
     bool from_input = false;
     const std::string from = TraceSource(view, s, t, &hops, &source, &from_input);
-    outputs.push_back({Arrow(from, hops, "output " + TensorName(view, t)), TensorNote(view, source, t)});
+    outputs.push_back(
+        {Arrow(from, hops, "output " + TensorName(view, t)), TensorNote(view, source, t)});
   }
   out << "  inputs:\n" << (inputs.empty() ? "    (none)\n" : Table(inputs, "    "));
   out << "  connections:\n" << (connections.empty() ? "    (none)\n" : Table(connections, "    "));
@@ -261,7 +262,8 @@ std::string PipelineSection(const PlanView& view, const Structure& s) {
 
 std::string StagesSection(const PlanView& view, const Structure& s) {
   uint32_t max_stage = 0;
-  for (uint32_t n = 0; n < view.num_nodes(); ++n) max_stage = std::max(max_stage, view.node(n)->stage());
+  for (uint32_t n = 0; n < view.num_nodes(); ++n)
+    max_stage = std::max(max_stage, view.node(n)->stage());
   std::ostringstream out;
   out << "Stages\n";
   std::vector<std::vector<std::string>> rows;
@@ -279,9 +281,11 @@ std::string StagesSection(const PlanView& view, const Structure& s) {
           copies.push_back(NodeName(view, n));
         }
       }
-      if (!copies.empty()) parts.push_back(QueueName(view, q) + " copies (" + Join(copies, ", ") + ")");
+      if (!copies.empty())
+        parts.push_back(QueueName(view, q) + " copies (" + Join(copies, ", ") + ")");
     }
-    rows.push_back({"stage " + std::to_string(st) + ":", parts.empty() ? "(empty)" : Join(parts, ", ")});
+    rows.push_back(
+        {"stage " + std::to_string(st) + ":", parts.empty() ? "(empty)" : Join(parts, ", ")});
   }
   out << Table(rows, "  ");
   return out.str();
@@ -318,8 +322,8 @@ std::string QueuesSection(const PlanView& view) {
       }
       if (node->waits() != nullptr) {
         for (const schema::Wait* w : *node->waits()) {
-          std::string text = NodeName(view, w->node()) + "@" +
-                             QueueName(view, view.node(w->node())->queue());
+          std::string text =
+              NodeName(view, w->node()) + "@" + QueueName(view, view.node(w->node())->queue());
           if (w->lag() != 0) text += " lag " + std::to_string(w->lag());
           waits.push_back(text);
         }
@@ -339,7 +343,8 @@ std::string ArenasSection(const PlanView& view) {
   auto add_role = [&role](uint32_t t, const std::string& r) {
     role[t] += role[t].empty() ? r : ", " + r;
   };
-  for (uint32_t i = 0; i < view.num_inputs(); ++i) add_role(view.plan()->inputs()->Get(i), "graph input");
+  for (uint32_t i = 0; i < view.num_inputs(); ++i)
+    add_role(view.plan()->inputs()->Get(i), "graph input");
   for (uint32_t i = 0; i < view.num_outputs(); ++i) {
     add_role(view.plan()->outputs()->Get(i), "graph output");
   }
@@ -367,8 +372,8 @@ std::string ArenasSection(const PlanView& view) {
     rows.push_back({"offset", "end", "bytes", "slots", "stride", "tensor", "role"});
     for (uint32_t t : placed) {
       const schema::Tensor* tensor = view.tensor(t);
-      const uint64_t end =
-          tensor->offset() + uint64_t{tensor->slots() - 1} * tensor->slot_stride() + tensor->bytes();
+      const uint64_t end = tensor->offset() +
+                           uint64_t{tensor->slots() - 1} * tensor->slot_stride() + tensor->bytes();
       rows.push_back({std::to_string(tensor->offset()), std::to_string(end),
                       std::to_string(tensor->bytes()), std::to_string(tensor->slots()),
                       tensor->slots() > 1 ? std::to_string(tensor->slot_stride()) : "-",
@@ -381,8 +386,8 @@ std::string ArenasSection(const PlanView& view) {
   for (uint32_t t = 0; t < view.num_tensors(); ++t) {
     const schema::Tensor* tensor = view.tensor(t);
     if (tensor->storage() != schema::Storage::Constant) continue;
-    rows.push_back({std::to_string(tensor->offset()), std::to_string(tensor->bytes()),
-                    tensor->name()->str()});
+    rows.push_back(
+        {std::to_string(tensor->offset()), std::to_string(tensor->bytes()), tensor->name()->str()});
   }
   const uint32_t section = Count(view.plan()->constants());
   out << "  constants (read in place from the plan): " << section << " bytes, " << rows.size() - 1
@@ -415,11 +420,16 @@ const char* PlanOpName(schema::Op op) {
 
 const char* PlanDTypeName(schema::DType dtype) {
   switch (dtype) {
-    case schema::DType::Float32: return "float32";
-    case schema::DType::Int32: return "int32";
-    case schema::DType::Int64: return "int64";
-    case schema::DType::UInt8: return "uint8";
-    case schema::DType::Int8: return "int8";
+    case schema::DType::Float32:
+      return "float32";
+    case schema::DType::Int32:
+      return "int32";
+    case schema::DType::Int64:
+      return "int64";
+    case schema::DType::UInt8:
+      return "uint8";
+    case schema::DType::Int8:
+      return "int8";
   }
   return "?";
 }

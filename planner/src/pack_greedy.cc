@@ -24,31 +24,43 @@ class Placer {
 
   void PlaceFrom(const std::vector<int>& order, const std::vector<int>& pos, int from, Fit fit,
                  std::vector<int64_t>* offsets) {
+    if (!c_.has_adjacency) return PlaceDense(order, from, fit, offsets);
     for (int t = from; t < c_.n; ++t) {
       const int i = order[t];
       busy_.clear();
-      auto add = [&](int j) {
+      for (int k = c_.adj_begin[i]; k < c_.adj_begin[i + 1]; ++k) {
+        const int j = c_.adj[k];
         if (pos[j] < t) busy_.emplace_back((*offsets)[j], (*offsets)[j] + c_.size[j]);
-      };
-      if (c_.has_adjacency) {
-        for (int k = c_.adj_begin[i]; k < c_.adj_begin[i + 1]; ++k) add(c_.adj[k]);
-      } else {
-        // Dense component: scan every earlier buffer for an interval overlap,
-        // then the extra conflicts that do not overlap (no duplicates).
-        for (int s = 0; s < t; ++s) {
-          if (c_.Overlap(i, order[s])) add(order[s]);
-        }
-        for (int k = c_.extra_begin[i]; k < c_.extra_begin[i + 1]; ++k) add(c_.extra[k]);
       }
+      std::sort(busy_.begin(), busy_.end());
       (*offsets)[i] = Gap(c_.size[i], fit);
     }
   }
 
  private:
+  // Without adjacency lists: keep the placed buffers sorted by offset and
+  // scan them all, so each placement costs O(n) and needs no sorting.
+  void PlaceDense(const std::vector<int>& order, int from, Fit fit, std::vector<int64_t>* offsets) {
+    placed_.clear();
+    for (int t = 0; t < from; ++t) placed_.emplace_back((*offsets)[order[t]], order[t]);
+    std::sort(placed_.begin(), placed_.end());
+    extra_mark_.assign(c_.n, -1);
+    for (int t = from; t < c_.n; ++t) {
+      const int i = order[t];
+      for (int k = c_.extra_begin[i]; k < c_.extra_begin[i + 1]; ++k) extra_mark_[c_.extra[k]] = i;
+      busy_.clear();
+      for (const auto& [offset, j] : placed_) {
+        if (c_.Overlap(i, j) || extra_mark_[j] == i) busy_.emplace_back(offset, offset + c_.size[j]);
+      }
+      (*offsets)[i] = Gap(c_.size[i], fit);
+      const std::pair<int64_t, int> entry((*offsets)[i], i);
+      placed_.insert(std::upper_bound(placed_.begin(), placed_.end(), entry), entry);
+    }
+  }
+
   // Lowest offset of the first (kFirst) or tightest (kBest) free gap in busy_
-  // that holds `size`; the top of everything if none does.
+  // (sorted by offset) that holds `size`; the top of everything if none does.
   int64_t Gap(int64_t size, Fit fit) {
-    std::sort(busy_.begin(), busy_.end());
     int64_t reach = 0;
     int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max();
     for (const auto& [lo, hi] : busy_) {
@@ -66,6 +78,8 @@ class Placer {
 
   const Component& c_;
   std::vector<std::pair<int64_t, int64_t>> busy_;
+  std::vector<std::pair<int64_t, int>> placed_;
+  std::vector<int> extra_mark_;
 };
 
 std::vector<int> Inverse(const std::vector<int>& order) {

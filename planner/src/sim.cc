@@ -25,12 +25,23 @@ std::string XmlEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -129,8 +140,8 @@ class Simulator {
     Cursor& c = cursors_[q];
     while (c.iteration <= last) {
       const uint32_t n = program->Get(c.position);
-      const int64_t i = int64_t{stream_base_} + static_cast<int64_t>(c.iteration) -
-                        view_.node(n)->stage();
+      const int64_t i =
+          int64_t{stream_base_} + static_cast<int64_t>(c.iteration) - view_.node(n)->stage();
       if (i >= stream_base_ && i < stream_end_) {
         *out_node = n;
         *out_inference = static_cast<uint32_t>(i);
@@ -231,15 +242,12 @@ class Simulator {
     const uint32_t num_queues = view_.num_queues();
     const uint32_t num_nodes = view_.num_nodes();
     SimResult& r = result_;
-    for (uint32_t q = 0; q < num_queues; ++q) r.queue_names.push_back(view_.queue(q)->name()->str());
+    for (uint32_t q = 0; q < num_queues; ++q)
+      r.queue_names.push_back(view_.queue(q)->name()->str());
     r.queue_busy_s.assign(num_queues, 0);
-    std::vector<double> node_total(num_nodes, 0);
-    std::vector<uint32_t> node_count(num_nodes, 0);
     for (const SimInstance& s : r.instances) {
       r.makespan_s = std::max(r.makespan_s, s.end_s);
-      r.queue_busy_s[s.queue] += s.end_s - s.start_s;
-      node_total[s.node] += s.end_s - s.start_s;
-      ++node_count[s.node];
+      r.queue_busy_s[s.queue] += seconds_[s.node];
     }
     std::vector<double> per_inference(num_queues, 0);
     for (uint32_t n = 0; n < num_nodes; ++n) {
@@ -247,7 +255,9 @@ class Simulator {
       r.node_names.push_back(node->name()->str());
       r.node_ops.push_back(PlanOpName(node->op()));
       r.node_queue.push_back(node->queue());
-      r.node_duration_s.push_back(node_count[n] ? node_total[n] / node_count[n] : seconds_[n]);
+      // Every instance of a node takes the same time in this model; the
+      // cost itself avoids the rounding noise of end - start.
+      r.node_duration_s.push_back(seconds_[n]);
       per_inference[node->queue()] += seconds_[n];
     }
     for (uint32_t q = 0; q < num_queues; ++q) {
@@ -276,7 +286,7 @@ class Simulator {
   const PlanView& view_;
   std::vector<double> seconds_;
   uint32_t n_;
-  std::vector<double> end_;        // per (node, inference)
+  std::vector<double> end_;          // per (node, inference)
   std::vector<uint32_t> remaining_;  // node instances left per inference
   std::vector<double> retrieved_;
   std::vector<Cursor> cursors_;
@@ -316,7 +326,8 @@ std::string SimJson(const SimResult& r) {
   root["bound_throughput_per_s"] = r.bound_throughput_per_s;
   root["latency_s"] = {{"mean", r.latency_mean_s}, {"max", r.latency_max_s}};
   root["utilization"] = ojson::object();
-  for (size_t q = 0; q < r.queue_names.size(); ++q) root["utilization"][r.queue_names[q]] = r.utilization[q];
+  for (size_t q = 0; q < r.queue_names.size(); ++q)
+    root["utilization"][r.queue_names[q]] = r.utilization[q];
   root["nodes"] = ojson::array();
   for (size_t n = 0; n < r.node_names.size(); ++n) {
     ojson node;
@@ -360,20 +371,29 @@ std::string SimText(const SimResult& r) {
   for (const std::string& n : r.node_names) width = std::max(width, n.size());
   for (size_t n = 0; n < r.node_names.size(); ++n) {
     out += "    " + r.node_names[n] + std::string(width - r.node_names[n].size() + 2, ' ') +
-           Format("%10.3f", r.node_duration_s[n] * 1e6) + " us  " +
-           r.queue_names[r.node_queue[n]] + "  " + r.node_ops[n] + "\n";
+           Format("%10.3f", r.node_duration_s[n] * 1e6) + " us  " + r.queue_names[r.node_queue[n]] +
+           "  " + r.node_ops[n] + "\n";
   }
   return out;
 }
 
 std::string ChromeTrace(const SimResult& r) {
   ojson events = ojson::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
+                    {"tid", 0},
                     {"args", {{"name", "baton sim"}}}});
   for (size_t q = 0; q < r.queue_names.size(); ++q) {
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", q},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", q},
                       {"args", {{"name", r.queue_names[q]}}}});
-    events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", q},
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", q},
                       {"args", {{"sort_index", q}}}});
   }
   for (const SimInstance& s : r.instances) {
@@ -412,9 +432,18 @@ std::string GanttSvg(const SimResult& r) {
          "\" height=\"" + Format("%.0f", height) + "\" viewBox=\"0 0 " + Format("%.0f", width) +
          " " + Format("%.0f", height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out += "<text x=\"" + Format("%.0f", kLeft) + "\" y=\"20\" font-size=\"13\">baton sim: " +
-         std::to_string(r.inferences) + " inferences, " + Format("%.3f", span_ms) + " ms, " +
-         Format("%.2f", r.throughput_per_s) + " inferences/s (colour = inference)</text>\n";
+  out += "<text x=\"" + Format("%.0f", kLeft) +
+         "\" y=\"20\" font-size=\"13\">baton sim: " + std::to_string(r.inferences) +
+         " inferences, " + Format("%.3f", span_ms) + " ms, " + Format("%.2f", r.throughput_per_s) +
+         " inferences/s (colour = inference)</text>\n";
+  // Legend: the colour of each inference (the palette repeats).
+  const uint32_t legend = std::min<uint32_t>(r.inferences, kPaletteSize);
+  for (uint32_t i = 0; i < legend; ++i) {
+    const double x = kLeft + kPlot - (legend - i) * 34.0;
+    out += "<rect x=\"" + Format("%.0f", x) + "\" y=\"10\" width=\"12\" height=\"12\" fill=\"" +
+           kPalette[i] + "\"/><text x=\"" + Format("%.0f", x + 15) + "\" y=\"20\">#" +
+           std::to_string(i) + "</text>\n";
+  }
   // Time axis: grid lines and labels in ms.
   const double step = NiceStep(span_ms, 10);
   const double axis_y = kTop + rows * kRow;

@@ -21,10 +21,14 @@ enum class EdgeKind : uint8_t { kQueueOrder, kWait, kCaller, kInFlight };
 
 const char* EdgeText(EdgeKind kind) {
   switch (kind) {
-    case EdgeKind::kQueueOrder: return "queue order";
-    case EdgeKind::kWait: return "wait";
-    case EdgeKind::kCaller: return "caller";
-    case EdgeKind::kInFlight: return "in-flight limit";
+    case EdgeKind::kQueueOrder:
+      return "queue order";
+    case EdgeKind::kWait:
+      return "wait";
+    case EdgeKind::kCaller:
+      return "caller";
+    case EdgeKind::kInFlight:
+      return "in-flight limit";
   }
   return "?";
 }
@@ -84,13 +88,15 @@ class Validator {
       return "node '" + NodeName(n) + "' (" + QueueName(node(n)->queue()) + ") for inference " +
              std::to_string(i);
     }
-    if (v < n_ * num_nodes_ + n_) return "the caller's input write for inference " + std::to_string(i);
+    if (v < n_ * num_nodes_ + n_)
+      return "the caller's input write for inference " + std::to_string(i);
     return "the caller's output read for inference " + std::to_string(i);
   }
 
   std::string AccessText(const Access& a) const {
     return std::string(a.write ? "writes" : "reads") + " tensor '" + TensorName(a.tensor) + "' [" +
-           DomainName(a.domain) + " " + std::to_string(a.begin) + ".." + std::to_string(a.end) + ")";
+           DomainName(a.domain) + " " + std::to_string(a.begin) + ".." + std::to_string(a.end) +
+           ")";
   }
 
   // --- 1. structure ---------------------------------------------------------
@@ -146,7 +152,8 @@ class Validator {
       const schema::Queue* queue = plan_->queues()->Get(q);
       if (queue->domains() != nullptr) {
         for (uint32_t d : *queue->domains()) {
-          if (d >= num_domains_) return Fail("queue '" + QueueName(q) + "': domain index out of range");
+          if (d >= num_domains_)
+            return Fail("queue '" + QueueName(q) + "': domain index out of range");
         }
       }
       for (uint32_t p = 0; p < Count(queue->nodes()); ++p) {
@@ -163,7 +170,8 @@ class Validator {
     }
     writer_.assign(num_tensors_, -1);
     for (uint32_t n = 0; n < num_nodes_; ++n) {
-      if (seen[n] != 1) return Fail("node '" + NodeName(n) + "' is not in exactly one queue program");
+      if (seen[n] != 1)
+        return Fail("node '" + NodeName(n) + "' is not in exactly one queue program");
       const schema::Node* nd = node(n);
       max_stage_ = std::max(max_stage_, nd->stage());
       if (nd->inputs() != nullptr) {
@@ -179,14 +187,15 @@ class Validator {
         for (uint32_t t : *list) {
           BATON_TRY(CheckTensorIndex(n, t, pass == 0 ? "output" : "workspace"));
           if (tensor(t)->storage() != schema::Storage::Arena) {
-            return Fail("node '" + NodeName(n) + "' writes constant tensor '" + TensorName(t) + "'");
+            return Fail("node '" + NodeName(n) + "' writes constant tensor '" + TensorName(t) +
+                        "'");
           }
           BATON_TRY(CheckReach(n, t));
           if (pass == 1) continue;
           if (writer_[t] >= 0) {
             return Fail("tensor '" + TensorName(t) + "' is written by both node '" +
-                        NodeName(static_cast<uint32_t>(writer_[t])) + "' and node '" +
-                        NodeName(n) + "'");
+                        NodeName(static_cast<uint32_t>(writer_[t])) + "' and node '" + NodeName(n) +
+                        "'");
           }
           writer_[t] = n;
         }
@@ -250,7 +259,8 @@ class Validator {
       const auto* program = plan_->queues()->Get(q)->nodes();
       const uint32_t len = Count(program);
       uint32_t stage_max = 0;
-      for (uint32_t p = 0; p < len; ++p) stage_max = std::max(stage_max, node(program->Get(p))->stage());
+      for (uint32_t p = 0; p < len; ++p)
+        stage_max = std::max(stage_max, node(program->Get(p))->stage());
       int64_t previous = -1;
       for (uint64_t k = 0; k < uint64_t{n_} + stage_max; ++k) {
         for (uint32_t p = 0; p < len; ++p) {
@@ -282,7 +292,8 @@ class Validator {
         AddEdge(WriteInstance(i), WriteInstance(i + 1), EdgeKind::kCaller);
         AddEdge(ReadInstance(i), ReadInstance(i + 1), EdgeKind::kCaller);
       }
-      if (i >= in_flight_) AddEdge(ReadInstance(i - in_flight_), WriteInstance(i), EdgeKind::kInFlight);
+      if (i >= in_flight_)
+        AddEdge(ReadInstance(i - in_flight_), WriteInstance(i), EdgeKind::kInFlight);
     }
     if (report_ != nullptr) report_->edges = edges_;
     return Check();
@@ -347,7 +358,8 @@ class Validator {
     return Fail("deadlock through the in-flight limit (D = " + std::to_string(in_flight_) +
                 "): the stream cannot progress, so the executor would have to flush it and "
                 "the plan would not pipeline; raise inferences_in_flight above the stages a "
-                "queue spans, or reorder its program: " + path);
+                "queue spans, or reorder its program: " +
+                path);
   }
 
   void BuildReachability() {
@@ -413,8 +425,10 @@ class Validator {
     a.write = write;
     a.writer = -1;
     if (!write) {
-      if (writer_[t] == kCallerWrites) a.writer = WriteInstance(i);
-      else if (writer_[t] >= 0) a.writer = NodeInstance(static_cast<uint32_t>(writer_[t]), i);
+      if (writer_[t] == kCallerWrites)
+        a.writer = WriteInstance(i);
+      else if (writer_[t] >= 0)
+        a.writer = NodeInstance(static_cast<uint32_t>(writer_[t]), i);
     }
     accesses_.push_back(a);
   }
@@ -426,7 +440,8 @@ class Validator {
       if (a.write) continue;
       if (a.writer < 0) {
         return Fail("read before write: " + InstanceName(a.instance) + " reads tensor '" +
-                    TensorName(a.tensor) + "', which no node writes and which is not a graph input");
+                    TensorName(a.tensor) +
+                    "', which no node writes and which is not a graph input");
       }
     }
     std::vector<size_t> sorted(accesses_.size());

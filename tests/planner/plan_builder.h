@@ -198,7 +198,8 @@ class PlanBuilder {
     }
     std::vector<flatbuffers::Offset<s::Queue>> queue_offsets;
     for (const QueueSpec& q : queues) {
-      queue_offsets.push_back(s::CreateQueueDirect(fbb, q.name.c_str(), q.kind, &q.domains, &q.nodes));
+      queue_offsets.push_back(
+          s::CreateQueueDirect(fbb, q.name.c_str(), q.kind, &q.domains, &q.nodes));
     }
     std::vector<flatbuffers::Offset<s::Tensor>> tensor_offsets;
     for (const TensorSpec& t : tensors) {
@@ -222,10 +223,9 @@ class PlanBuilder {
                                            spec.conv.group)
                      .Union();
       }
-      node_offsets.push_back(s::CreateNodeDirect(fbb, spec.name.c_str(), spec.op, spec.queue,
-                                                 position, spec.stage, &spec.inputs,
-                                                 &spec.outputs, &spec.workspace, &spec.waits,
-                                                 params_type, params));
+      node_offsets.push_back(s::CreateNodeDirect(
+          fbb, spec.name.c_str(), spec.op, spec.queue, position, spec.stage, &spec.inputs,
+          &spec.outputs, &spec.workspace, &spec.waits, params_type, params));
     }
     flatbuffers::Offset<flatbuffers::Vector<uint8_t>> constants = 0;
     if (constants_bytes_ > 0) {

@@ -67,9 +67,9 @@ struct SimResult {
   std::vector<double> utilization;
   // Per node, in plan order.
   std::vector<std::string> node_names;
-  std::vector<std::string> node_ops;   // "__copy" or the ONNX name
+  std::vector<std::string> node_ops;  // "__copy" or the ONNX name
   std::vector<uint32_t> node_queue;
-  std::vector<double> node_duration_s;  // average over its instances
+  std::vector<double> node_duration_s;  // per instance (all instances of a node take the same time)
   // Every node instance, ordered by queue, then start time.
   std::vector<SimInstance> instances;
 };

@@ -53,11 +53,11 @@ namespace baton::planner {
 inline constexpr size_t kMaxValidateInstances = 20000;
 
 struct ValidateReport {
-  uint32_t inferences = 0;     // N actually unrolled
-  size_t instances = 0;        // node instances plus caller events
-  size_t edges = 0;            // direct happens-before edges
-  size_t accesses = 0;         // arena byte-range accesses
-  size_t pairs_checked = 0;    // overlapping access pairs examined
+  uint32_t inferences = 0;   // N actually unrolled
+  size_t instances = 0;      // node instances plus caller events
+  size_t edges = 0;          // direct happens-before edges
+  size_t accesses = 0;       // arena byte-range accesses
+  size_t pairs_checked = 0;  // overlapping access pairs examined
 };
 
 // `inferences` = N to unroll; 0 = automatic: D + max stage + max slots + 2,
