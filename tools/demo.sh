@@ -26,7 +26,7 @@ fi
 
 echo
 echo "== plan: $MODEL on soc4, 3 inferences in flight =="
-RULES=(--assign Conv=npu0 --assign Add=gpu0 --assign GlobalAveragePool=gpu0 --assign Gemm=dsp0)
+RULES=(--assign Conv=npu0 --assign Add=npu0 --assign GlobalAveragePool=gpu0 --assign Gemm=dsp0)
 "$BATON" plan "$OUT/$MODEL.onnx" --target "$TARGET" "${RULES[@]}" --in-flight 3 \
   -o "$OUT/$MODEL.soc4.baton" --header "$OUT/$MODEL.soc4.h" --report "$OUT/$MODEL.soc4.report.json" \
   --dot "$OUT/$MODEL.soc4.dot"

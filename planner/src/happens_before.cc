@@ -22,9 +22,15 @@ HappensBefore::HappensBefore(const Program& p) : p_(p) {
   }
   // Queries look at inferences up to D + 2 past the first.
   iterations_ = max_stage + p.in_flight + 3;
-  c_.assign(static_cast<size_t>(iterations_), std::vector<Vec>(nodes));
-  for (int64_t k = 0; k < iterations_; ++k) {
-    for (int n : p.order) c_[static_cast<size_t>(k)][static_cast<size_t>(n)] = Knowledge(n, k, p.waits[n]);
+  c_.assign(static_cast<size_t>(iterations_),
+            std::vector<std::vector<Vec>>(static_cast<size_t>(iterations_), std::vector<Vec>(nodes)));
+  for (int64_t h = 0; h < iterations_; ++h) {
+    for (int64_t k = 0; k < iterations_; ++k) {
+      for (int n : p.order) {
+        c_[static_cast<size_t>(h)][static_cast<size_t>(k)][static_cast<size_t>(n)] =
+            Knowledge(n, k, p.waits[n], h);
+      }
+    }
   }
 }
 
@@ -33,7 +39,8 @@ int64_t HappensBefore::Target(int m, int64_t inference) const {
   return (inference + p_.node_stage[m]) * length_[qm] + position_[m] + 1;
 }
 
-HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits) const {
+HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits,
+                                            int64_t horizon) const {
   const size_t queues = p_.queues.size();
   Vec c(queues, kNone);
   auto merge = [&](const Vec& other) {
@@ -43,19 +50,19 @@ HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<
   const int pos = position_[n];
   const std::vector<int>& program = p_.programs[q];
   if (pos > 0) {
-    merge(At(program[pos - 1], k));
+    merge(At(horizon, program[pos - 1], k));
   } else if (k > 0) {
-    merge(At(program.back(), k - 1));
+    merge(At(horizon, program.back(), k - 1));
   }
   c[q] = std::max<int64_t>(c[q], k * length_[q] + pos);
   const int64_t i = k - p_.node_stage[n];
-  if (i < 0) return c;  // skipped: it waits for nothing
+  if (i < 0 || i > horizon) return c;  // skipped: it waits for nothing
   for (const WaitEdge& w : waits) {
     const int64_t j = i - w.lag;
     if (j < 0) continue;
     const int qm = p_.node_queue[w.node];
     c[qm] = std::max(c[qm], Target(w.node, j));
-    merge(At(w.node, j + p_.node_stage[w.node]));
+    merge(At(horizon, w.node, j + p_.node_stage[w.node]));
   }
   if (i - p_.in_flight >= 0) {
     for (size_t qq = 0; qq < queues; ++qq) {
@@ -70,7 +77,10 @@ bool HappensBefore::Completed(int m, int delta, int n) const {
   const int qm = p_.node_queue[m];
   for (int64_t i = std::max(0, -delta); i + p_.node_stage[n] < iterations_; ++i) {
     if (i + delta + p_.node_stage[m] < 0) continue;  // m's instance precedes iteration 0
-    if (At(n, i + p_.node_stage[n])[qm] < Target(m, i + delta)) return false;
+    // Both instances exist only in streams longer than the later of the two.
+    const int64_t horizon = std::max<int64_t>(i, i + delta);
+    if (horizon >= iterations_) break;
+    if (At(horizon, n, i + p_.node_stage[n])[qm] < Target(m, i + delta)) return false;
   }
   return true;
 }
@@ -79,7 +89,7 @@ bool HappensBefore::ImpliedWithout(int n, const std::vector<WaitEdge>& others,
                                    WaitEdge candidate) const {
   const int qm = p_.node_queue[candidate.node];
   for (int64_t i = candidate.lag; i + p_.node_stage[n] < iterations_; ++i) {
-    Vec c = Knowledge(n, i + p_.node_stage[n], others);
+    Vec c = Knowledge(n, i + p_.node_stage[n], others, i);
     if (c[qm] < Target(candidate.node, i - candidate.lag)) return false;
   }
   return true;

@@ -14,6 +14,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 constexpr double kUnknown = -1;
+// From this many inferences on, throughput is measured over the middle half.
+constexpr uint32_t kSteadyMin = 8;
 
 std::string Format(const char* fmt, double value) {
   char buffer[64];
@@ -265,9 +267,14 @@ class Simulator {
     }
     const double busiest = *std::max_element(per_inference.begin(), per_inference.end());
     r.bound_throughput_per_s = busiest > 0 ? 1 / busiest : 0;
-    const double span = n_ > 1 ? r.finished_s[n_ - 1] - r.finished_s[0] : 0;
-    if (span > 0) {
-      r.throughput_per_s = (n_ - 1) / span;
+    // Steady state: the rate between finishes, over the middle half of the
+    // stream once it is long enough, so that neither the pipeline fill nor
+    // the drain (when queues no longer interleave later inferences) biases it.
+    const uint32_t first = n_ >= kSteadyMin ? n_ / 4 : 0;
+    const uint32_t last = n_ >= kSteadyMin ? n_ - 1 - n_ / 4 : n_ - 1;
+    const double span = r.finished_s[last] - r.finished_s[first];
+    if (last > first && span > 0) {
+      r.throughput_per_s = (last - first) / span;
     } else {
       r.throughput_per_s = r.makespan_s > 0 ? n_ / r.makespan_s : 0;
     }
@@ -314,6 +321,12 @@ double NiceStep(double span, int ticks) {
 Result<SimResult> Simulate(const PlanView& view, const Target& target, uint32_t inferences) {
   if (!view.loaded()) return Fail("simulate: the plan is not loaded");
   if (inferences == 0) return Fail("the number of inferences must be at least 1");
+  const uint64_t instances = uint64_t{inferences} * view.num_nodes();
+  if (instances > kMaxSimInstances) {
+    return Fail(std::to_string(inferences) + " inferences of " + std::to_string(view.num_nodes()) +
+                " nodes are " + std::to_string(instances) + " node instances, more than " +
+                std::to_string(kMaxSimInstances) + "; simulate fewer inferences");
+  }
   BATON_ASSIGN_OR_RETURN(std::vector<double> seconds, NodeSeconds(*view.plan(), target));
   Simulator sim(view, std::move(seconds), inferences);
   return sim.Run();

@@ -55,9 +55,31 @@ class Validator {
   Check Run(int inferences) {
     BATON_TRY(CheckStructure());
     BATON_TRY(Unroll(inferences));
-    BATON_TRY(BuildEdges());
+    const uint32_t requested = n_;
+    BuildEdges();
     BATON_TRY(TopologicalOrder(false));
-    BATON_TRY(TopologicalOrder(true));
+    if (!TopologicalOrder(true).ok()) {
+      // The in-flight limit closes a cycle: the caller cannot submit some
+      // inference j before j - D is back, which needs j. The executor then
+      // flushes the stream after the inferences already submitted, and each
+      // later stream repeats the pattern after the previous one was fully
+      // retrieved (so streams never overlap). The stream length L is the
+      // largest count for which the first L inferences can all be admitted.
+      uint32_t length = 1;
+      while (length + 1 < requested) {
+        SetInferences(length + 1);
+        BuildEdges();
+        if (!TopologicalOrder(true).ok()) break;
+        ++length;
+      }
+      SetInferences(length);
+      BuildEdges();
+      BATON_TRY(TopologicalOrder(true));
+    }
+    if (report_ != nullptr) {
+      report_->stream_length = n_;
+      report_->flushes = n_ < requested;
+    }
     BuildReachability();
     BuildAccesses();
     return CheckAccesses();
@@ -239,13 +261,15 @@ class Validator {
                   " instances, more than " + std::to_string(kMaxValidateInstances) +
                   "; pass fewer inferences");
     }
-    n_ = static_cast<uint32_t>(n);
-    v_ = static_cast<uint32_t>(v);
-    if (report_ != nullptr) {
-      report_->inferences = n_;
-      report_->instances = v_;
-    }
+    SetInferences(static_cast<uint32_t>(n));
+    if (report_ != nullptr) report_->inferences = n_;
     return Check();
+  }
+
+  void SetInferences(uint32_t n) {
+    n_ = n;
+    v_ = n * (num_nodes_ + 2);
+    if (report_ != nullptr) report_->instances = v_;
   }
 
   void AddEdge(uint32_t from, uint32_t to, EdgeKind kind) {
@@ -253,8 +277,9 @@ class Validator {
     ++edges_;
   }
 
-  Check BuildEdges() {
+  void BuildEdges() {
     succ_.assign(v_, {});
+    edges_ = 0;
     for (uint32_t q = 0; q < num_queues_; ++q) {
       const auto* program = plan_->queues()->Get(q)->nodes();
       const uint32_t len = Count(program);
@@ -296,7 +321,6 @@ class Validator {
         AddEdge(ReadInstance(i - in_flight_), WriteInstance(i), EdgeKind::kInFlight);
     }
     if (report_ != nullptr) report_->edges = edges_;
-    return Check();
   }
 
   // Kahn's algorithm over the edges (without the in-flight limit's when

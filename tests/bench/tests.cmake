@@ -14,3 +14,18 @@ else()
   message(STATUS "google-benchmark not found: baton_kernels_bench not built")
 endif()
 # --- end baton_kernels_bench
+
+# --- baton_pack_bench: the arena packer on the MiniMalloc set (needs
+# ../shared/bench/minimalloc), synthetic 1k/10k-buffer problems and tilings.
+# Run: build/tests/baton_pack_bench [--benchmark_filter=MiniMalloc/]
+# The table in docs/packing.md comes from it.
+find_package(benchmark QUIET)
+if(benchmark_FOUND)
+  add_executable(baton_pack_bench ${CMAKE_CURRENT_LIST_DIR}/pack_bench.cc)
+  target_link_libraries(baton_pack_bench PRIVATE baton_planner benchmark::benchmark)
+  target_compile_options(baton_pack_bench PRIVATE ${BATON_WARNINGS})
+  target_compile_definitions(baton_pack_bench PRIVATE BATON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+else()
+  message(STATUS "google-benchmark not found: baton_pack_bench not built")
+endif()
+# --- end baton_pack_bench

@@ -40,8 +40,10 @@ TEST(FormatFloat, SpecialValues) {
   EXPECT_EQ(Ours(-0.0f), "-0");
   EXPECT_EQ(Ours(std::numeric_limits<float>::infinity()), "inf");
   EXPECT_EQ(Ours(-std::numeric_limits<float>::infinity()), "-inf");
-  EXPECT_EQ(Ours(std::numeric_limits<float>::quiet_NaN()), Printf(std::numeric_limits<float>::quiet_NaN()));
-  EXPECT_EQ(Ours(-std::numeric_limits<float>::quiet_NaN()), Printf(-std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_EQ(Ours(std::numeric_limits<float>::quiet_NaN()),
+            Printf(std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_EQ(Ours(-std::numeric_limits<float>::quiet_NaN()),
+            Printf(-std::numeric_limits<float>::quiet_NaN()));
 }
 
 TEST(FormatFloat, StyleBoundaries) {

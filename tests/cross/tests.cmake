@@ -70,7 +70,8 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
             --runtime ${_m3}/runtime/libbaton_runtime.a --kernels ${_m3}/runtime/libbaton_kernels.a
             --port ${_m3}/ports/cortex-m/libbaton_port_cortex_m.a
             --elf ${_m3}/ports/cortex-m/baton-demo.elf --map ${_m3}/ports/cortex-m/baton-demo.map
-            --size ${BATON_ARM_SIZE} --nm ${BATON_ARM_NM} --budget-core ${BATON_CORE_BUDGET_BYTES})
+            --size ${BATON_ARM_SIZE} --nm ${BATON_ARM_NM} --top 15
+            --budget-core ${BATON_CORE_BUDGET_BYTES})
   set_tests_properties(cross.cortex_m3.size_budget PROPERTIES
     FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3)
 
@@ -79,7 +80,7 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
             --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m3 -D ${_werror}
             --tool $<TARGET_FILE:baton> --machine mps2-an385 --qemu ${BATON_QEMU_ARM}
             --variant cpu:${_m_targets}/mps2-an385.json
-            --variant npu:${_m_targets}/mps2-an385-npu.json:Conv=npu0)
+            --variant npu:${_m_targets}/mps2-an385-npu.json:Conv=npu0,Gemm=npu0)
   set_tests_properties(cross.cortex_m3.qemu_demo PROPERTIES
     FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900)
 
@@ -89,7 +90,7 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
     COMMAND ${_python} ${_cross_driver} demo --source ${PROJECT_SOURCE_DIR} --build ${_m55}
             --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m55 -D ${_werror}
             --tool $<TARGET_FILE:baton> --machine mps3-an547 --qemu ${BATON_QEMU_ARM}
-            --variant npu:${_m_targets}/mps3-an547.json:Conv=npu0)
+            --variant npu:${_m_targets}/mps3-an547.json:Conv=npu0,Gemm=npu0)
   set_tests_properties(cross.cortex_m55.qemu_demo PROPERTIES
     RESOURCE_LOCK cross_m55 TIMEOUT 900)
 else()

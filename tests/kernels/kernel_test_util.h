@@ -35,7 +35,8 @@ class KernelHarness {
     int64_t n = 1;
     for (int64_t d : s.shape) n *= d;
     s.bytes = static_cast<size_t>(n) * DTypeSize(dtype);
-    s.storage.assign((s.bytes + 7) / 8 + 1, 0);
+    // Exactly the tensor's size (rounded to 8 bytes) so ASan sees overruns.
+    s.storage.assign(s.bytes == 0 ? 1 : (s.bytes + 7) / 8, 0);
     specs_.push_back(std::move(s));
     return static_cast<int>(specs_.size()) - 1;
   }
@@ -77,7 +78,8 @@ class KernelHarness {
     kernel_ = registry_.Find(op_, schema::DeviceKind::Cpu);
     if (kernel_ == nullptr) return BATON_ERROR(kUnimplemented, "no kernel registered");
     // The workspace buffer: 16-byte aligned (std::max_align_t), poisoned.
-    workspace_.assign(workspace_bytes_ / 8 + 2, 0x7ff4dead7ff4deadull);
+    workspace_.assign(workspace_bytes_ == 0 ? 1 : (workspace_bytes_ + 7) / 8,
+                      0x7ff4dead7ff4deadull);
     if (kernel_->prepare == nullptr) return Status::Ok();
     return kernel_->prepare(MakeCall(false));
   }

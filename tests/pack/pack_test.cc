@@ -169,7 +169,9 @@ TEST(PackProperty, RandomAlwaysValidAndNoWorseThanFirstFit) {
     const PackSolution s = PackOrDie(p);
     EXPECT_LE(s.height, FirstFitHeight(p)) << "round " << round;
     EXPECT_GE(s.height, s.lower_bound);
-    if (extra == 0.0) EXPECT_EQ(s.lower_bound, SweepLowerBound(p));
+    if (extra == 0.0) {
+      EXPECT_EQ(s.lower_bound, SweepLowerBound(p));
+    }
   }
 }
 

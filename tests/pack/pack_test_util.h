@@ -105,18 +105,19 @@ inline int64_t FirstFitHeight(const PackProblem& p) {
   int64_t height = 0;
   for (size_t t = 0; t < n; ++t) {
     const size_t i = order[t];
+    std::vector<size_t> placed;  // conflicting buffers placed before i
     std::vector<int64_t> tries = {0};
     for (size_t s = 0; s < t; ++s) {
       const size_t j = order[s];
-      if (conflict[i][j]) tries.push_back(AlignUp(offset[j] + p.buffers[j].size, p.alignment));
+      if (!conflict[i][j]) continue;
+      placed.push_back(j);
+      tries.push_back(AlignUp(offset[j] + p.buffers[j].size, p.alignment));
     }
     std::sort(tries.begin(), tries.end());
     for (int64_t o : tries) {
       bool clear = true;
-      for (size_t s = 0; s < t && clear; ++s) {
-        const size_t j = order[s];
-        clear = !conflict[i][j] || o + p.buffers[i].size <= offset[j] ||
-                offset[j] + p.buffers[j].size <= o;
+      for (size_t j : placed) {
+        clear = clear && (o + p.buffers[i].size <= offset[j] || offset[j] + p.buffers[j].size <= o);
       }
       if (clear) {
         offset[i] = o;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "baton/planner/npy.h"
+#include "baton/planner/simplify.h"
 
 // The tiny models come from tests/planner/make_onnx_cases.py, the torchvision
 // models from tools/export_torchvision.py; both run with the system Python
@@ -213,6 +214,12 @@ Graph ImportClassifier(const Exported& e) {
     EXPECT_EQ(n.FindAttr("auto_pad"), nullptr) << n.name;
     EXPECT_TRUE(IsSupportedOp(n.op)) << n.op;
   }
+  // The planner simplifies again; that must change nothing.
+  Graph again = *g;
+  Check simplified = Simplify(&again);
+  EXPECT_TRUE(simplified.ok()) << simplified.error();
+  EXPECT_EQ(again.nodes.size(), g->nodes.size());
+  EXPECT_EQ(again.tensors.size(), g->tensors.size());
   return std::move(g).value();
 }
 

@@ -133,28 +133,42 @@ TEST(ValidatePlanTest, CycleThroughQueueOrderIsADeadlock) {
   EXPECT_NE(check.error().find("queue order"), std::string::npos) << check.error();
 }
 
-TEST(ValidatePlanTest, CycleThroughInFlightLimitIsReported) {
-  // One queue runs stage 0 (Y) before stage 1 (X) in each iteration. With
-  // D = 1, Y of inference 1 needs inference 0 retrieved, which needs X of
-  // inference 0, which the queue runs after Y of inference 1. With D = 2 the
-  // stream flows.
+// One queue runs stage 0 (Y) before stage 2 (X) in each iteration. With
+// D = 1, Y of inference 1 cannot start before inference 0 is back, which needs
+// X of inference 0, which the queue runs in iteration 2, after Y of
+// inference 1: the executor flushes the stream after every inference.
+PlanBuilder InterleavedStages(uint32_t in_flight, uint32_t m_slots) {
   PlanBuilder b;
+  b.InFlight(in_flight);
   const uint32_t dram = b.Domain("dram", 4096);
   const uint32_t cpu = b.Queue("cpu0", DeviceKind::Cpu, {dram});
-  const uint32_t x = b.Tensor("x", {1, 16}, dram, 0, 2);
-  const uint32_t m = b.Tensor("m", {1, 16}, dram, 128, 2);
-  const uint32_t y = b.Tensor("y", {1, 16}, dram, 256, 2);
+  const uint32_t x = b.Tensor("x", {1, 16}, dram, 0, in_flight);
+  const uint32_t m = b.Tensor("m", {1, 16}, dram, 1024, m_slots);
+  const uint32_t y = b.Tensor("y", {1, 16}, dram, 2048, in_flight);
   b.Node("Y", Op::Relu, cpu).In({static_cast<int32_t>(x)}).Out({m});
-  b.Node("X", Op::Relu, cpu).In({static_cast<int32_t>(m)}).Out({y}).Stage(1);
+  b.Node("X", Op::Relu, cpu).In({static_cast<int32_t>(m)}).Out({y}).Stage(2);
   b.Inputs({x}).Outputs({y});
-  b.InFlight(1);
-  const Check one = Validate(b.Finish());
-  ASSERT_FALSE(one.ok());
-  EXPECT_NE(one.error().find("deadlock"), std::string::npos) << one.error();
-  EXPECT_NE(one.error().find("in-flight limit"), std::string::npos) << one.error();
-  b.InFlight(2);
-  const Check two = Validate(b.Finish());
-  EXPECT_TRUE(two.ok()) << two.error();
+  return b;
+}
+
+TEST(ValidatePlanTest, InFlightStallIsValidatedAsFlushedStreams) {
+  ValidateReport report;
+  // One slot for m is enough: every stream holds one inference.
+  const Check one = Validate(InterleavedStages(1, 1).Finish(), &report);
+  EXPECT_TRUE(one.ok()) << one.error();
+  EXPECT_TRUE(report.flushes);
+  EXPECT_EQ(report.stream_length, 1u);
+  EXPECT_GT(report.inferences, 1u);
+  // With D = 3 the stream flows, and m, live across three iterations, needs
+  // three slots: with two, Y of inference 2 overwrites m while X of 0 may
+  // still have to read it.
+  const Check three = Validate(InterleavedStages(3, 3).Finish(), &report);
+  EXPECT_TRUE(three.ok()) << three.error();
+  EXPECT_FALSE(report.flushes);
+  EXPECT_EQ(report.stream_length, report.inferences);
+  const Check two_slots = Validate(InterleavedStages(3, 2).Finish(), &report);
+  ASSERT_FALSE(two_slots.ok());
+  EXPECT_NE(two_slots.error().find("tensor 'm'"), std::string::npos) << two_slots.error();
 }
 
 TEST(ValidatePlanTest, InFlightLimitMakesSingleSlotsSafe) {
@@ -227,6 +241,42 @@ TEST(ValidatePlanTest, TensorOutsideQueueDomainsFails) {
   ASSERT_FALSE(check.ok());
   EXPECT_NE(check.error().find("cannot reach"), std::string::npos) << check.error();
   EXPECT_NE(check.error().find("'copy_a'"), std::string::npos) << check.error();
+}
+
+TEST(ValidatePlanTest, OrderThroughTheNextInferenceEndsWithTheStream) {
+  // E (gpu0, stage 2) reads d from D (npu0, stage 1) without a wait. Inside
+  // the stream E of inference i is still ordered after D of i, through the
+  // next inference: D(i) -> B(i+1) on npu0, B(i+1) -> E1(i+1) by a wait, and
+  // E1(i+1) -> E(i) on gpu0. The last inference has no successor (its
+  // instances are skipped and wait for nothing), so there E races with D.
+  PlanBuilder b;
+  b.InFlight(3);
+  const uint32_t dram = b.Domain("dram", 65536);
+  const uint32_t gpu = b.Queue("gpu0", DeviceKind::Gpu, {dram});
+  const uint32_t npu = b.Queue("npu0", DeviceKind::Npu, {dram});
+  const uint32_t x = b.Tensor("x", {1, 16}, dram, 0, 3);
+  const uint32_t d = b.Tensor("d", {1, 16}, dram, 1024, 3);
+  const uint32_t t = b.Tensor("t", {1, 16}, dram, 2048, 3);
+  const uint32_t e = b.Tensor("e", {1, 16}, dram, 3072, 3);
+  const uint32_t e1 = b.Tensor("e1", {1, 16}, dram, 4096, 3);
+  const uint32_t node_e =
+      b.Node("E", Op::Relu, gpu).In({static_cast<int32_t>(d)}).Out({e}).Stage(2);
+  const uint32_t node_d =
+      b.Node("D", Op::Relu, npu).In({static_cast<int32_t>(x)}).Out({d}).Stage(1);
+  const uint32_t node_b = b.Node("B", Op::Relu, npu).In({static_cast<int32_t>(x)}).Out({t});
+  b.Node("E1", Op::Relu, gpu).In({static_cast<int32_t>(t)}).Out({e1}).Wait(node_b);
+  b.Inputs({x}).Outputs({e, e1});
+  const Check check = Validate(b.Finish(), nullptr, 5);
+  ASSERT_FALSE(check.ok());
+  EXPECT_NE(check.error().find("race: node 'E' (gpu0) for inference 4 reads tensor 'd'"),
+            std::string::npos)
+      << check.error();
+  EXPECT_NE(check.error().find("node 'D' (npu0) for inference 4 writes"), std::string::npos)
+      << check.error();
+  // With the wait the order no longer depends on inference i + 1.
+  b.node(node_e).Wait(node_d, 0);
+  const Check fixed = Validate(b.Finish(), nullptr, 5);
+  EXPECT_TRUE(fixed.ok()) << fixed.error();
 }
 
 TEST(ValidatePlanTest, CorruptBytesFail) {

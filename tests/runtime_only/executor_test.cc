@@ -38,8 +38,8 @@ AlignedPlan CopyPlan() {
   const uint32_t y = b.Arena("y", {1, 8}, dram, 64);
   const int32_t in = static_cast<int32_t>(x);
   const uint32_t copy_in = b.Node("copy_in", Op::Copy, dma, {in}, {x_n});
-  const uint32_t relu = b.Node("relu", Op::Relu, npu, {static_cast<int32_t>(x_n)}, {r_n},
-                               {{copy_in, 0}});
+  const uint32_t relu =
+      b.Node("relu", Op::Relu, npu, {static_cast<int32_t>(x_n)}, {r_n}, {{copy_in, 0}});
   const uint32_t copy_out =
       b.Node("copy_out", Op::Copy, dma, {static_cast<int32_t>(r_n)}, {r}, {{relu, 0}});
   b.Node("add", Op::Add, cpu, {static_cast<int32_t>(r), static_cast<int32_t>(c)}, {y},

@@ -41,7 +41,8 @@ AlignedPlan Build(const OneNode& spec, uint64_t workspace_bytes) {
   std::vector<int32_t> inputs = {static_cast<int32_t>(x)};
   int k = 0;
   for (const auto& c : spec.constants) {
-    inputs.push_back(static_cast<int32_t>(b.Constant("c" + std::to_string(k++), c.first, c.second)));
+    inputs.push_back(
+        static_cast<int32_t>(b.Constant("c" + std::to_string(k++), c.first, c.second)));
   }
   const uint32_t y = b.Arena("y", spec.y_shape, dram, round(x_bytes));
   std::vector<uint32_t> workspace;
@@ -70,25 +71,31 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want) {
 }
 
 TEST(Kernels, Conv2x2WithBias) {
-  OneNode spec{Op::Conv, {1, 1, 3, 3}, {1, 1, 2, 2}, {{{1, 1, 2, 2}, {1, 0, 0, 1}}, {{1}, {0.5f}}},
-               [](flatbuffers::FlatBufferBuilder& fbb) {
-                 const std::vector<int32_t> kernel = {2, 2}, strides = {1, 1}, pads = {0, 0, 0, 0},
-                                            dilations = {1, 1};
-                 return std::make_pair(schema::Params::ConvParams,
-                                       schema::CreateConvParamsDirect(fbb, &kernel, &strides,
-                                                                      &pads, &dilations, 1)
-                                           .Union());
-               }};
+  OneNode spec{
+      Op::Conv,
+      {1, 1, 3, 3},
+      {1, 1, 2, 2},
+      {{{1, 1, 2, 2}, {1, 0, 0, 1}}, {{1}, {0.5f}}},
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        const std::vector<int32_t> kernel = {2, 2}, strides = {1, 1}, pads = {0, 0, 0, 0},
+                                   dilations = {1, 1};
+        return std::make_pair(
+            schema::Params::ConvParams,
+            schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &dilations, 1).Union());
+      }};
   // y[i][j] = x[i][j] + x[i+1][j+1] + 0.5
   ExpectNear(RunOne(spec, {1, 2, 3, 4, 5, 6, 7, 8, 9}), {6.5f, 8.5f, 12.5f, 14.5f});
 }
 
 TEST(Kernels, GemmTransBWithBias) {
-  OneNode spec{Op::Gemm, {1, 3}, {1, 2}, {{{2, 3}, {1, 0, 1, 0, 1, 0}}, {{2}, {0.5f, -1.0f}}},
+  OneNode spec{Op::Gemm,
+               {1, 3},
+               {1, 2},
+               {{{2, 3}, {1, 0, 1, 0, 1, 0}}, {{2}, {0.5f, -1.0f}}},
                [](flatbuffers::FlatBufferBuilder& fbb) {
-                 return std::make_pair(schema::Params::GemmParams,
-                                       schema::CreateGemmParams(fbb, 1.0f, 1.0f, false, true)
-                                           .Union());
+                 return std::make_pair(
+                     schema::Params::GemmParams,
+                     schema::CreateGemmParams(fbb, 1.0f, 1.0f, false, true).Union());
                }};
   ExpectNear(RunOne(spec, {1, 2, 3}), {4.5f, 1.0f});
 }
@@ -102,14 +109,14 @@ TEST(Kernels, SoftmaxLastAxis) {
 }
 
 TEST(Kernels, MaxPool2x2Stride2) {
-  OneNode spec{Op::MaxPool, {1, 1, 2, 4}, {1, 1, 1, 2}, {}, [](flatbuffers::FlatBufferBuilder& fbb) {
-                 const std::vector<int32_t> kernel = {2, 2}, strides = {2, 2}, pads = {0, 0, 0, 0},
-                                            dilations = {1, 1};
-                 return std::make_pair(schema::Params::PoolParams,
-                                       schema::CreatePoolParamsDirect(fbb, &kernel, &strides,
-                                                                      &pads, &dilations)
-                                           .Union());
-               }};
+  OneNode spec{
+      Op::MaxPool, {1, 1, 2, 4}, {1, 1, 1, 2}, {}, [](flatbuffers::FlatBufferBuilder& fbb) {
+        const std::vector<int32_t> kernel = {2, 2}, strides = {2, 2}, pads = {0, 0, 0, 0},
+                                   dilations = {1, 1};
+        return std::make_pair(
+            schema::Params::PoolParams,
+            schema::CreatePoolParamsDirect(fbb, &kernel, &strides, &pads, &dilations).Union());
+      }};
   ExpectNear(RunOne(spec, {1, 5, -2, 0, 3, 2, -1, -3}), {5, 0});
 }
 

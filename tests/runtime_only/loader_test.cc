@@ -121,7 +121,8 @@ TEST(Loader, SurvivesByteFlips) {
       if (!PlanView::Load(copy.data(), copy.size(), &view).ok()) continue;
       ++loaded;
       bool huge = false;  // a flipped size byte can ask for terabytes
-      for (uint32_t d = 0; d < view.num_domains(); ++d) huge |= view.domain(d)->bytes() > (1u << 20);
+      for (uint32_t d = 0; d < view.num_domains(); ++d)
+        huge |= view.domain(d)->bytes() > (1u << 20);
       if (huge) continue;
       linux_port::Arenas arenas(view);
       InlinePort port;
@@ -137,8 +138,9 @@ TEST(Loader, SurvivesByteFlips) {
       }
       for (auto& o : outs) out_buffers.push_back(Buffer{o.data(), o.size()});
       const ConstBuffer input{in.data(), in.size()};
-      executor.Invoke(Span<const ConstBuffer>(&input, 1),
-                      Span<const Buffer>(out_buffers.data(), out_buffers.size()))
+      executor
+          .Invoke(Span<const ConstBuffer>(&input, 1),
+                  Span<const Buffer>(out_buffers.data(), out_buffers.size()))
           .IgnoreError();
     }
   }

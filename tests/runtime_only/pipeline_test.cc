@@ -31,8 +31,8 @@ AlignedPlan PipelinePlan() {
   const uint32_t y = b.Arena("y", {4}, dram, 64, 2, 16);
   const uint32_t c = b.Constant("c", {4}, kC);
   const uint32_t relu = b.Node("relu", Op::Relu, cpu, {static_cast<int32_t>(x)}, {m});
-  b.Node("add", Op::Add, npu, {static_cast<int32_t>(m), static_cast<int32_t>(c)}, {y},
-         {{relu, 0}}, /*stage=*/1, schema::Params::ElementwiseParams,
+  b.Node("add", Op::Add, npu, {static_cast<int32_t>(m), static_cast<int32_t>(c)}, {y}, {{relu, 0}},
+         /*stage=*/1, schema::Params::ElementwiseParams,
          schema::CreateElementwiseParams(b.fbb()).Union());
   b.Inputs({x});
   b.Outputs({y});

@@ -87,16 +87,16 @@ class PlanBuilder {
     const uint64_t offset = constants_.size();
     const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
     constants_.insert(constants_.end(), bytes, bytes + values.size() * sizeof(float));
-    tensors_.push_back(schema::CreateTensorDirect(
-        fbb_, name.c_str(), schema::DType::Float32, &shape, values.size() * sizeof(float),
-        schema::Storage::Constant, 0, offset, 1, 0));
+    tensors_.push_back(schema::CreateTensorDirect(fbb_, name.c_str(), schema::DType::Float32,
+                                                  &shape, values.size() * sizeof(float),
+                                                  schema::Storage::Constant, 0, offset, 1, 0));
     return static_cast<uint32_t>(tensors_.size() - 1);
   }
 
   // Adds a node at the end of `queue`'s program. Returns its index.
   uint32_t Node(const std::string& name, Op op, uint32_t queue, std::vector<int32_t> inputs,
-                std::vector<uint32_t> outputs, std::vector<WaitSpec> waits = {},
-                uint32_t stage = 0, schema::Params params_type = schema::Params::NONE,
+                std::vector<uint32_t> outputs, std::vector<WaitSpec> waits = {}, uint32_t stage = 0,
+                schema::Params params_type = schema::Params::NONE,
                 flatbuffers::Offset<void> params = 0, std::vector<uint32_t> workspace = {}) {
     const uint32_t index = static_cast<uint32_t>(nodes_.size());
     const uint32_t position = static_cast<uint32_t>(queues_[queue].nodes.size());
@@ -137,10 +137,13 @@ class PlanBuilder {
  private:
   static uint64_t DTypeSizeOf(schema::DType dtype) {
     switch (dtype) {
-      case schema::DType::Int64: return 8;
+      case schema::DType::Int64:
+        return 8;
       case schema::DType::UInt8:
-      case schema::DType::Int8: return 1;
-      default: return 4;
+      case schema::DType::Int8:
+        return 1;
+      default:
+        return 4;
     }
   }
   struct QueueSpec {

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-
 namespace baton::testing {
 
 std::vector<std::vector<float>> RunStream(const AlignedPlan& plan, Mode mode,

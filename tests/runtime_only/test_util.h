@@ -121,10 +121,14 @@ enum class Mode { kInline, kAsync, kLinuxCooperative, kLinuxThreaded };
 
 inline const char* ModeName(Mode m) {
   switch (m) {
-    case Mode::kInline: return "inline";
-    case Mode::kAsync: return "async";
-    case Mode::kLinuxCooperative: return "linux_cooperative";
-    case Mode::kLinuxThreaded: return "linux_threaded";
+    case Mode::kInline:
+      return "inline";
+    case Mode::kAsync:
+      return "async";
+    case Mode::kLinuxCooperative:
+      return "linux_cooperative";
+    case Mode::kLinuxThreaded:
+      return "linux_threaded";
   }
   return "?";
 }

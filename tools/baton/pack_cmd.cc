@@ -31,6 +31,9 @@ int RunPack(const PackOptions& options) {
     std::cerr << "baton pack: " << message << "\n";
     return 1;
   };
+  if (options.alignment < 1) return fail("--alignment must be at least 1");
+  if (options.capacity < 0) return fail("--capacity must not be negative");
+  if (!(options.time_limit_s >= 0)) return fail("--time-limit must not be negative");
   planner::Result<std::string> text = planner::ReadFile(options.input);
   if (!text.ok()) return fail(text.error());
   planner::Result<std::vector<planner::PackBuffer>> buffers = planner::ReadPackCsv(*text);
@@ -42,7 +45,11 @@ int RunPack(const PackOptions& options) {
   problem.alignment = options.alignment;
   problem.time_limit_s = options.time_limit_s;
   planner::Result<planner::PackSolution> solution = planner::Pack(problem);
-  if (!solution.ok()) return fail(options.input + ": " + solution.error());
+  if (!solution.ok()) {
+    std::string message = solution.error();
+    if (message.rfind("pack: ", 0) == 0) message.erase(0, 6);
+    return fail(options.input + ": " + message);
+  }
   // The packer is checked by an independent validator before anything is
   // written; a failure here is a packer bug, never a partial file.
   planner::Check valid = planner::ValidatePacking(problem, *solution);
@@ -83,13 +90,11 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("FILE.csv", options->input, "Buffers: id,lower,upper,size (half-open lifetimes)")
       ->required();
   cmd->add_option("--capacity", options->capacity,
-                  "Arena bytes to fit within; without it the height is minimized")
-      ->check(CLI::NonNegativeNumber);
+                  "Arena bytes to fit within; without it the height is minimized");
   cmd->add_option("--alignment", options->alignment, "Every offset is a multiple of this")
-      ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--time-limit", options->time_limit_s, "Search budget in seconds")
-      ->check(CLI::NonNegativeNumber)
+  cmd->add_option("--time-limit", options->time_limit_s,
+                  "Search budget in seconds; the best packing found by then is written")
       ->capture_default_str();
   cmd->add_option("-o,--output", options->output, "Write the packing here (default: stdout)");
   cmd->callback([options, exit_code]() { *exit_code = RunPack(*options); });

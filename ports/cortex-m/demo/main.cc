@@ -101,8 +101,12 @@ void PrintOutput(const baton::schema::Tensor* tensor, const void* data) {
         out.Int(v);
         break;
       }
-      case DType::UInt8: out.Uint(bytes[i]); break;
-      case DType::Int8: out.Int(static_cast<int8_t>(bytes[i])); break;
+      case DType::UInt8:
+        out.Uint(bytes[i]);
+        break;
+      case DType::Int8:
+        out.Int(static_cast<int8_t>(bytes[i]));
+        break;
     }
   }
   out.Text("\n");
@@ -140,21 +144,40 @@ int main() {
   for (uint32_t o = 0; o < view.num_outputs(); ++o) {
     PrintOutput(view.output(o), baton_demo_outputs[o].data);
   }
-  out.Text("# plan ").Text(view.plan()->name() ? view.plan()->name()->c_str() : "?")
-      .Text(": ").Uint(view.num_nodes()).Text(" nodes, ").Uint(view.num_queues())
-      .Text(" queues, invoke ").Uint(cycles).Text(" cycles (SysTick)\n");
+  out.Text("# plan ")
+      .Text(view.plan()->name() ? view.plan()->name()->c_str() : "?")
+      .Text(": ")
+      .Uint(view.num_nodes())
+      .Text(" nodes, ")
+      .Uint(view.num_queues())
+      .Text(" queues, invoke ")
+      .Uint(cycles)
+      .Text(" cycles (SysTick)\n");
   for (uint32_t q = 0; q < view.num_queues(); ++q) {
     if (!port.simulated(q)) continue;
     const baton::cortex_m::SimStats& s = port.stats(q);
-    out.Text("# queue ").Text(view.queue(q)->name()->c_str()).Text(" (simulated accelerator): ")
-        .Uint(s.submitted).Text(" jobs submitted, ").Uint(s.pending)
+    out.Text("# queue ")
+        .Text(view.queue(q)->name()->c_str())
+        .Text(" (simulated accelerator): ")
+        .Uint(s.submitted)
+        .Text(" jobs submitted, ")
+        .Uint(s.pending)
         .Text(" polls not ready\n");
   }
   out.Text("# idle waits (WFI): ").Uint(port.idles()).Text("\n");
-  out.Text("# ram: executor ").Uint(sizeof(executor)).Text(" B, registry ").Uint(sizeof(registry))
-      .Text(" B, port ").Uint(sizeof(port)).Text(" B, plan view ").Uint(sizeof(view))
-      .Text(" B, stack used ").Uint(baton::cortex_m::StackUsedBytes()).Text(" of ")
-      .Uint(baton::cortex_m::StackSizeBytes()).Text(" B\n");
+  out.Text("# ram: executor ")
+      .Uint(sizeof(executor))
+      .Text(" B, registry ")
+      .Uint(sizeof(registry))
+      .Text(" B, port ")
+      .Uint(sizeof(port))
+      .Text(" B, plan view ")
+      .Uint(sizeof(view))
+      .Text(" B, stack used ")
+      .Uint(baton::cortex_m::StackUsedBytes())
+      .Text(" of ")
+      .Uint(baton::cortex_m::StackSizeBytes())
+      .Text(" B\n");
   out.Flush();
   return 0;
 }

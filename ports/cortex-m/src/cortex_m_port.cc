@@ -69,7 +69,8 @@ Status CortexMPort::Dispatch(uint32_t queue, const Kernel& kernel, const KernelC
   SimQueue& sim = sims_[sim_index_[queue]];
   const uint32_t total = call.num_inputs + call.num_outputs + call.num_workspace;
   if (total > kMaxSimArgs) {
-    return BATON_ERROR(kResourceExhausted, "node has more tensors than BATON_CORTEX_M_MAX_SIM_ARGS");
+    return BATON_ERROR(kResourceExhausted,
+                       "node has more tensors than BATON_CORTEX_M_MAX_SIM_ARGS");
   }
   if (sim.state != kFree) return BATON_ERROR(kInternal, "simulated device busy");
   // The executor's KernelCall lives only for this call: keep a copy, as a

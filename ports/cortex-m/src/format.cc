@@ -11,7 +11,10 @@ constexpr int kPrecision = 9;  // significant digits, as in "%.9g"
 // an integer: m * 5^149 < 2^24 * 2^347 (denormals) or m * 2^104 (largest).
 class BigInt {
  public:
-  explicit BigInt(uint32_t v) { limbs_[0] = v; size_ = v ? 1 : 0; }
+  explicit BigInt(uint32_t v) {
+    limbs_[0] = v;
+    size_ = v ? 1 : 0;
+  }
 
   void MulSmall(uint32_t f) {
     uint64_t carry = 0;

@@ -9,12 +9,13 @@
 // Faults print the exception number, stacked PC, CFSR and HFSR, then exit
 // with status 3.
 
+#include "baton/cortex_m/startup.h"
+
 #include <stdint.h>
 #include <string.h>
 
 #include "baton/cortex_m/format.h"
 #include "baton/cortex_m/semihosting.h"
-#include "baton/cortex_m/startup.h"
 
 namespace {
 constexpr uint32_t kStackPaint = 0x5a7acc5au;
@@ -57,9 +58,10 @@ __attribute__((naked, noreturn)) void Reset_Handler() {
 }
 
 void BatonStart() {
-  const size_t data_bytes = reinterpret_cast<uintptr_t>(__data_end) -
-                            reinterpret_cast<uintptr_t>(__data_start);
-  if (data_bytes != 0 && +__data_load != +__data_start) memcpy(__data_start, __data_load, data_bytes);
+  const size_t data_bytes =
+      reinterpret_cast<uintptr_t>(__data_end) - reinterpret_cast<uintptr_t>(__data_start);
+  if (data_bytes != 0 && +__data_load != +__data_start)
+    memcpy(__data_start, __data_load, data_bytes);
   memset(__bss_start, 0,
          reinterpret_cast<uintptr_t>(__bss_end) - reinterpret_cast<uintptr_t>(__bss_start));
   // Paint the free stack below this frame (minus a margin for the calls

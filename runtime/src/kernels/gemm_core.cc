@@ -88,11 +88,21 @@ void MicroKernelDirectEdge(int64_t kc, int64_t mr, int64_t nr, const float* a, i
   }
 }
 
-// Writes an mr x nr corner of `tile` to c. `first`/`last`: first and last k
-// block, where the bias is added and the clamp applied.
-void StoreTile(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
-               const float* bias, const GemmEpilogue& epi, bool first, bool last) {
+// Writes the top-left mr x nr of `tile` (row stride kNr) to c. `first` and
+// `last` mark the first and last k block: the bias is added in the first, the
+// clamp applied in the last. kFull: mr == kMr and nr == kNr, so the loops have
+// constant trip counts and vectorize without remainder code.
+template <bool kFull>
+void StoreTileT(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
+                const float* bias, const GemmEpilogue& epi, bool first, bool last) {
+  if (kFull) {
+    mr = kMr;
+    nr = kNr;
+  }
   const bool overwrite = first && !epi.accumulate;
+  const bool clamp = last && epi.clamp;
+  const float lo = epi.lo;
+  const float hi = epi.hi;
   for (int64_t i = 0; i < mr; ++i) {
     const float* t = tile + i * kNr;
     float* row = c + i * ldc;
@@ -102,9 +112,7 @@ void StoreTile(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
     } else {
       for (int64_t j = 0; j < nr; ++j) row[j] += t[j] + b;
     }
-    if (last && epi.clamp) {
-      const float lo = epi.lo;
-      const float hi = epi.hi;
+    if (clamp) {
       for (int64_t j = 0; j < nr; ++j) {
         float v = row[j];
         v = v < lo ? lo : v;
@@ -115,16 +123,34 @@ void StoreTile(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
   }
 }
 
+void StoreTile(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
+               const float* bias, const GemmEpilogue& epi, bool first, bool last) {
+  if (mr == kMr && nr == kNr) {
+    StoreTileT<true>(tile, mr, nr, c, ldc, bias, epi, first, last);
+  } else {
+    StoreTileT<false>(tile, mr, nr, c, ldc, bias, epi, first, last);
+  }
+}
+
 // Packs rows [i0, i0+mc) x columns [k0, k0+kc) of alpha*A into kMr panels.
 void PackA(const StridedMatrix& a, float alpha, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
            float* dst) {
+  const int64_t cs = a.col_stride;
   for (int64_t q = 0; q < mc; q += kMr) {
     float* panel = dst + q * kc;
+    if (q + kMr <= mc && cs == 1) {
+      // Full panel of row-major A: kMr sequential reads, one sequential write.
+      const float* src[kMr];
+      for (int ii = 0; ii < kMr; ++ii) src[ii] = a.data + (i0 + q + ii) * a.row_stride + k0;
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int ii = 0; ii < kMr; ++ii) panel[p * kMr + ii] = alpha * src[ii][p];
+      }
+      continue;
+    }
     for (int64_t ii = 0; ii < kMr; ++ii) {
       const int64_t row = q + ii;
       if (row < mc) {
-        const float* src = a.data + (i0 + row) * a.row_stride + k0 * a.col_stride;
-        const int64_t cs = a.col_stride;
+        const float* src = a.data + (i0 + row) * a.row_stride + k0 * cs;
         for (int64_t p = 0; p < kc; ++p) panel[p * kMr + ii] = alpha * src[p * cs];
       } else {
         for (int64_t p = 0; p < kc; ++p) panel[p * kMr + ii] = 0.0f;
@@ -252,17 +278,24 @@ void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
       const bool last = pc + kc == k;
       for (int64_t ir = 0; ir < m; ir += kMr) {
         const int64_t mr = Min(kMr, m - ir);
-        const float* ap = a + ir * lda + pc;
+        // A partial tile at the bottom or right edge is computed by the fast
+        // kernel on a full window shifted back over the previous tile (the
+        // operands are read in place, so any window is free), keeping only
+        // its last mr rows / nr columns. Tiny matrices use the edge kernel.
+        const int64_t r0 = (mr == kMr || m < kMr) ? ir : m - kMr;
         const float* bias = epi.row_bias ? epi.row_bias + ir : nullptr;
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           const int64_t nr = Min(kNr, nc - jr);
-          const float* bp = b + pc * ldb + jc + jr;
-          if (mr == kMr && nr == kNr) {
-            MicroKernelDirect(kc, ap, lda, bp, ldb, tile);
+          const int64_t j = jc + jr;
+          const int64_t c0 = (nr == kNr || n < kNr) ? j : j + nr - kNr;
+          const float* kept = tile;
+          if (m >= kMr && n >= kNr) {
+            MicroKernelDirect(kc, a + r0 * lda + pc, lda, b + pc * ldb + c0, ldb, tile);
+            kept = tile + (ir - r0) * kNr + (j - c0);
           } else {
-            MicroKernelDirectEdge(kc, mr, nr, ap, lda, bp, ldb, tile);
+            MicroKernelDirectEdge(kc, mr, nr, a + ir * lda + pc, lda, b + pc * ldb + j, ldb, tile);
           }
-          StoreTile(tile, mr, nr, c + ir * ldc + jc + jr, ldc, bias, epi, first, last);
+          StoreTile(kept, mr, nr, c + ir * ldc + j, ldc, bias, epi, first, last);
         }
       }
     }

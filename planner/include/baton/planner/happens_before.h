@@ -5,13 +5,15 @@
 // The schedule is unrolled from iteration 0: for every node instance the
 // analysis tracks, per queue, how far that queue's counter is known to have
 // advanced when the instance starts. Knowledge flows along queue program
-// order (also through instances that are skipped because their inference is
-// negative, which wait for nothing), along waits (only where the waited
-// inference exists), and from the in-flight limit (inference i starts after
-// inference i - D has finished everywhere). Knowledge only grows with the
-// inference number, so a property that holds for the first inferences the
-// unrolling covers holds for every later one; queries check every inference
-// the unrolling covers.
+// order, along waits (only where the waited inference exists), and from the
+// in-flight limit (inference i starts after inference i - D has finished
+// everywhere). An instance that is skipped waits for nothing: at start-up
+// (negative inference) and at the end of a stream (any inference past the
+// last one submitted before a flush). A question about inference i is
+// therefore answered with every later inference assumed skipped ("horizon"
+// i): the answer must hold however short the stream is. Knowledge only grows
+// with the inference number, so what holds for the first inferences the
+// unrolling covers holds for every later one; queries check all of them.
 
 #include <cstdint>
 #include <vector>
@@ -38,15 +40,18 @@ class HappensBefore {
   int64_t Target(int m, int64_t inference) const;
   // Knowledge of instance (n, iteration k) from its program predecessor, the
   // given waits and the in-flight limit.
-  Vec Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits) const;
-  const Vec& At(int n, int64_t k) const { return c_[static_cast<size_t>(k)][static_cast<size_t>(n)]; }
+  // Instances of inferences past `horizon` are taken as skipped.
+  Vec Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits, int64_t horizon) const;
+  const Vec& At(int64_t horizon, int n, int64_t k) const {
+    return c_[static_cast<size_t>(horizon)][static_cast<size_t>(k)][static_cast<size_t>(n)];
+  }
 
   const Program& p_;
   int64_t iterations_ = 0;
   std::vector<int> position_;      // per node
   std::vector<int64_t> length_;    // per queue
   std::vector<int64_t> last_key_;  // per queue
-  std::vector<std::vector<Vec>> c_;  // [iteration][node][queue]
+  std::vector<std::vector<std::vector<Vec>>> c_;  // [horizon][iteration][node][queue]
 };
 
 }  // namespace baton::planner

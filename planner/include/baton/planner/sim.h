@@ -25,9 +25,12 @@
 // Metrics:
 //   finish(i)     = end of the last node instance of inference i
 //   latency(i)    = finish(i) - admission(i)
-//   throughput    = (N - 1) / (finish(N-1) - finish(0)) when N > 1 (the
-//                   steady-state rate, not diluted by the pipeline fill);
-//                   N / makespan when N == 1 (0 if the makespan is 0)
+//   throughput    = the steady-state rate (b - a) / (finish(b) - finish(a)):
+//                   over the middle half of the inferences, a = N / 4 and
+//                   b = N - 1 - N / 4, when N >= 8, so that neither the
+//                   pipeline fill nor the drain biases it; a = 0, b = N - 1
+//                   for 1 < N < 8 (the fill then shows); N / makespan when
+//                   N == 1 (0 if the makespan is 0)
 //   bound         = 1 / (largest per-inference busy time of any queue),
 //                   the best any schedule of these queues could reach (0
 //                   when every cost is 0)
@@ -74,7 +77,12 @@ struct SimResult {
   std::vector<SimInstance> instances;
 };
 
-// Simulates `inferences` (>= 1) inferences of a loaded plan.
+// Node instances (inferences x nodes) one simulation may record.
+inline constexpr uint64_t kMaxSimInstances = 10000000;
+
+// Simulates `inferences` (>= 1) inferences of a loaded plan. Errors: a target
+// that does not describe the plan's queues or copies (cost.h), a deadlock,
+// more than kMaxSimInstances node instances.
 Result<SimResult> Simulate(const PlanView& plan, const Target& target, uint32_t inferences);
 
 // Renderers. All are deterministic (fixed number formatting).

@@ -24,12 +24,15 @@
 //      and node.position, each tensor written by at most one node (or the
 //      caller), every tensor a node touches in a domain its queue reaches and
 //      inside its domain's arena;
-//   2. deadlock: the instance graph is acyclic (the message lists a cycle).
-//      A cycle of waits and queue order is a deadlock outright; one that
-//      needs the in-flight limit too is reported separately: the executor
-//      would survive it only by flushing the stream (executor.h), i.e. the
-//      plan cannot pipeline with its inferences_in_flight (typically D = 1
-//      with a queue spanning two or more stages);
+//   2. deadlock: waits and queue order form no cycle (the message lists one).
+//      A cycle that needs the in-flight limit too is no deadlock: the caller
+//      cannot submit inference j before j - D is back, which needs j, so the
+//      executor flushes the stream (docs/execution.md, "Streams") and the
+//      next stream starts once the previous one was retrieved. The
+//      validator then checks one stream of the length L the executor reaches
+//      (the largest L whose inferences can all be admitted) and reports it:
+//      stream_length < inferences, flushes = true. Such a plan does not
+//      pipeline (typically D = 1 with a queue spanning two or more stages);
 //   3. races: every two accesses by different instances to overlapping bytes
 //      of one domain, at least one a write, are ordered by hb;
 //   4. read-before-write: for every read of tensor t by instance x for
@@ -40,7 +43,9 @@
 // Messages name the nodes, inference numbers, tensors and byte ranges.
 //
 // Cost: O(V^2 / 8) bytes of reachability bitsets for V = N * (nodes + 2)
-// instances; V above kMaxValidateInstances is refused.
+// instances; V above kMaxValidateInstances is refused. Cross-stream accesses
+// need no check: a new stream starts only after the previous one was
+// retrieved.
 
 #include <cstddef>
 #include <cstdint>
@@ -53,11 +58,13 @@ namespace baton::planner {
 inline constexpr size_t kMaxValidateInstances = 20000;
 
 struct ValidateReport {
-  uint32_t inferences = 0;   // N actually unrolled
-  size_t instances = 0;      // node instances plus caller events
-  size_t edges = 0;          // direct happens-before edges
-  size_t accesses = 0;       // arena byte-range accesses
-  size_t pairs_checked = 0;  // overlapping access pairs examined
+  uint32_t inferences = 0;     // N requested (or automatic)
+  uint32_t stream_length = 0;  // inferences unrolled: N, or L < N when streams flush
+  bool flushes = false;        // the in-flight limit forces the executor to flush
+  size_t instances = 0;        // node instances plus caller events, per stream
+  size_t edges = 0;            // direct happens-before edges
+  size_t accesses = 0;         // arena byte-range accesses
+  size_t pairs_checked = 0;    // overlapping access pairs examined
 };
 
 // `inferences` = N to unroll; 0 = automatic: D + max stage + max slots + 2,

@@ -55,8 +55,8 @@ static_assert(kSysTickReload > 0 && kSysTickReload <= 0x1000000, "SysTick reload
 
 // Counters that show the asynchronous path at work.
 struct SimStats {
-  uint32_t submitted = 0;   // jobs handed to simulated devices
-  uint32_t pending = 0;     // Polls that returned kNotReady
+  uint32_t submitted = 0;  // jobs handed to simulated devices
+  uint32_t pending = 0;    // Polls that returned kNotReady
 };
 
 class CortexMPort final : public Port {
@@ -89,8 +89,8 @@ class CortexMPort final : public Port {
  private:
   enum : uint8_t { kFree = 0, kRunning = 1, kDone = 2 };
   struct SimQueue {
-    volatile uint8_t state = kFree;       // written by Dispatch/Poll and OnTick
-    volatile uint32_t ticks_left = 0;     // OnTick counts down while kRunning
+    volatile uint8_t state = kFree;    // written by Dispatch/Poll and OnTick
+    volatile uint32_t ticks_left = 0;  // OnTick counts down while kRunning
     KernelFn eval = nullptr;
     KernelCall call;
     TensorArg args[kMaxSimArgs];

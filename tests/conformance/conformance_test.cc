@@ -1,0 +1,92 @@
+// Conformance against PyTorch: torchvision architectures with seeded random
+// weights (and non-trivial BatchNorm statistics) are exported to ONNX by
+// tools/export_torchvision.py, planned for the single-CPU and the 4-device
+// target, run, and compared with torch's own output:
+//   max |baton - torch| <= 1e-4 * max |torch|.
+
+#include <gtest/gtest.h>
+
+#include "common/test_util.h"
+
+namespace baton::test {
+namespace {
+
+struct Model {
+  const char* name;
+  int size;
+};
+
+std::string Export(const Model& m) {
+  const std::string dir = std::string(BATON_BINARY_DIR) + "/conformance/" + m.name + "_" + std::to_string(m.size);
+  const std::string onnx = dir + "/" + m.name + ".onnx";
+  if (!std::ifstream(onnx).good()) {
+    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                            "/tools/export_torchvision.py " + m.name + " " + dir + " --size " +
+                            std::to_string(m.size) + " > " + dir + ".log 2>&1";
+    std::system(("mkdir -p " + dir).c_str());
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  return dir;
+}
+
+// Rules that spread a CNN over all four devices of soc4.json.
+const std::vector<std::string> kSoc4Rules = {
+    "Conv=npu0", "Add=gpu0", "MaxPool=gpu0", "Concat=gpu0", "Mul=gpu0", "Sigmoid=gpu0",
+    "HardSwish=gpu0", "AveragePool=npu0", "GlobalAveragePool=dsp0", "Gemm=dsp0", "Flatten=dsp0",
+    "Reshape=dsp0", "ReduceMean=dsp0"};
+
+void CheckModel(const Model& m, const std::string& target, const std::vector<std::string>& rules) {
+  SCOPED_TRACE(std::string(m.name) + " on " + target);
+  const std::string dir = Export(m);
+  planner::Program program;
+  const std::string bytes = PlanBytes(PlanSpec(dir + "/" + m.name + ".onnx", target, rules), &program);
+  ASSERT_FALSE(bytes.empty());
+  Runner runner(bytes);
+  ASSERT_TRUE(runner.ok());
+  Tensors outputs;
+  Status s = runner.Invoke({LoadNpyBytes(dir + "/input.npy")}, &outputs);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const auto expected = AsFloats(LoadNpyBytes(dir + "/output.npy"));
+  ASSERT_FALSE(expected.empty());
+  EXPECT_LE(RelativeError(AsFloats(outputs[0]), expected), 1e-4);
+  if (target == "soc4") {
+    int on_accelerators = 0;
+    for (size_t n = 0; n < program.graph.nodes.size(); ++n) {
+      on_accelerators += program.queues[program.node_queue[n]].kind != schema::DeviceKind::Cpu;
+    }
+    EXPECT_GT(on_accelerators, 0);
+  }
+}
+
+TEST(Conformance, MobileNetV2) {
+  CheckModel({"mobilenet_v2", 224}, "cpu", {});
+  CheckModel({"mobilenet_v2", 224}, "soc4", kSoc4Rules);
+}
+
+TEST(Conformance, ResNet18) {
+  CheckModel({"resnet18", 224}, "cpu", {});
+  CheckModel({"resnet18", 224}, "soc4", kSoc4Rules);
+}
+
+TEST(Conformance, SqueezeNet11) {
+  CheckModel({"squeezenet1_1", 224}, "cpu", {});
+  CheckModel({"squeezenet1_1", 224}, "soc4", kSoc4Rules);
+}
+
+// Other torchvision classifiers built from the same operators, at a smaller
+// input size to keep CI fast.
+class OtherClassifiers : public ::testing::TestWithParam<Model> {};
+
+TEST_P(OtherClassifiers, MatchTorch) { CheckModel(GetParam(), "cpu", {}); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Torchvision, OtherClassifiers,
+    ::testing::Values(Model{"mobilenet_v3_small", 96}, Model{"mobilenet_v3_large", 96},
+                      Model{"shufflenet_v2_x0_5", 96}, Model{"mnasnet0_5", 96},
+                      Model{"efficientnet_b0", 96}, Model{"resnet50", 96},
+                      Model{"regnet_x_400mf", 96}, Model{"densenet121", 64},
+                      Model{"googlenet", 96}, Model{"squeezenet1_0", 96}),
+    [](const ::testing::TestParamInfo<Model>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace baton::test

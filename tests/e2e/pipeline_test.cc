@@ -1,0 +1,96 @@
+// Pipelined plans: stages, slots, simulated throughput against the bound, and
+// the pipeline-executor topology (module 0 feeds modules 1 and 2, module 1
+// feeds module 2, a second graph input enters module 1).
+
+#include <gtest/gtest.h>
+
+#include "baton/planner/sim.h"
+#include "common/test_util.h"
+
+namespace baton::test {
+namespace {
+
+planner::SimResult Sim(const std::string& bytes, const std::string& target, uint32_t n) {
+  linux_port::AlignedBytes aligned(bytes.data(), bytes.size());
+  PlanView view;
+  EXPECT_TRUE(PlanView::Load(aligned.data(), aligned.size(), &view).ok());
+  auto t = planner::LoadTarget(TargetPath(target));
+  auto r = planner::Simulate(view, t.value(), n);
+  EXPECT_TRUE(r.ok()) << r.error();
+  return r.ok() ? r.value() : planner::SimResult();
+}
+
+// Conv on the NPU, pooling and Sigmoid on the GPU, the classifier on the DSP:
+// every device crossing becomes a stage boundary.
+const std::vector<std::string> kChainRules = {"Conv=npu0", "MaxPool=gpu0", "Sigmoid=gpu0",
+                                              "Gemm=dsp0", "Softmax=dsp0"};
+
+TEST(Pipeline, ThroughputReachesTheBoundWhenDepthCoversTheStages) {
+  planner::Program p;
+  // Plan once with a large depth to learn the number of device-boundary stages.
+  std::string probe = PlanBytes(PlanSpec(GraphPath("tiny_cnn"), "soc4", kChainRules, {}, 16), &p);
+  ASSERT_FALSE(probe.empty());
+  const int stages = p.num_stages;
+  ASSERT_GE(stages, 3);
+  for (int depth : {stages, stages + 1}) {
+    SCOPED_TRACE("in flight " + std::to_string(depth));
+    planner::Program q;
+    std::string bytes = PlanBytes(PlanSpec(GraphPath("tiny_cnn"), "soc4", kChainRules, {}, depth), &q);
+    EXPECT_EQ(q.num_stages, stages);
+    planner::SimResult r = Sim(bytes, "soc4", 300);
+    EXPECT_GE(r.throughput_per_s, 0.95 * r.bound_throughput_per_s)
+        << r.throughput_per_s << " vs bound " << r.bound_throughput_per_s;
+  }
+  // One at a time: every device waits for the others, far below the bound.
+  std::string serial = PlanBytes(PlanSpec(GraphPath("tiny_cnn"), "soc4", kChainRules));
+  planner::SimResult r1 = Sim(serial, "soc4", 100);
+  EXPECT_LT(r1.throughput_per_s, 0.8 * r1.bound_throughput_per_s);
+}
+
+TEST(Pipeline, SlotsCoverTheStagesATensorCrosses) {
+  planner::Program p;
+  std::string bytes = PlanBytes(PlanSpec(GraphPath("tiny_cnn"), "soc4", kChainRules, {}, 4), &p);
+  ASSERT_FALSE(bytes.empty());
+  std::vector<int> producer = p.graph.Producers();
+  for (size_t t = 0; t < p.graph.tensors.size(); ++t) {
+    if (p.graph.tensors[t].is_constant || p.placement[t].domain < 0) continue;
+    const bool io = std::count(p.graph.inputs.begin(), p.graph.inputs.end(), static_cast<int>(t)) ||
+                    std::count(p.graph.outputs.begin(), p.graph.outputs.end(), static_cast<int>(t));
+    if (io) {
+      EXPECT_EQ(p.placement[t].slots, 4u) << p.graph.tensors[t].name;
+      continue;
+    }
+    int span = 0;
+    for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
+      for (int in : p.graph.nodes[n].inputs) {
+        if (in == static_cast<int>(t)) span = std::max(span, p.node_stage[n] - p.node_stage[producer[t]]);
+      }
+    }
+    EXPECT_EQ(p.placement[t].slots, static_cast<uint32_t>(std::min(4, span + 1))) << p.graph.tensors[t].name;
+  }
+}
+
+TEST(Pipeline, PipelineExecutorTopologyMatchesTorch) {
+  // m0 on the NPU, m1 on the GPU (z enters here), m2 on the DSP and CPU.
+  const std::vector<std::string> rules = {"@m0_conv=npu0", "@m1_add=gpu0", "@m1_conv=gpu0",
+                                          "@m2_add=dsp0", "@m2_conv=cpu0", "@m2_sig=gpu0"};
+  for (int depth : {1, 2, 3}) {
+    SCOPED_TRACE(depth);
+    std::string bytes = PlanBytes(PlanSpec(GraphPath("pipeline_topology"), "soc4", rules,
+                                           {"m1_add", "m2_add"}, depth));
+    ASSERT_FALSE(bytes.empty());
+    Runner r(bytes);
+    ASSERT_TRUE(r.ok());
+    Tensors in = {LoadNpyBytes(GraphDir() + "/pipeline_topology.x.npy"),
+                  LoadNpyBytes(GraphDir() + "/pipeline_topology.z.npy")};
+    std::vector<Tensors> results;
+    std::vector<StatusCode> statuses;
+    r.Stream({in, in, in, in, in}, &results, &statuses);
+    ASSERT_EQ(results.size(), 5u);
+    auto ref = AsFloats(LoadNpyBytes(GraphDir() + "/pipeline_topology.ref.y.npy"));
+    for (const Tensors& out : results) EXPECT_LE(RelativeError(AsFloats(out[0]), ref), 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace baton::test
