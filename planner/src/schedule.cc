@@ -87,19 +87,36 @@ Check AssignStages(const std::vector<std::string>& split, Program* p) {
   return {};
 }
 
-Check Schedule(Program* p) {
+Check Schedule(Program* p, const std::vector<int>* order) {
   const Graph& g = p->graph;
-  BATON_ASSIGN_OR_RETURN(std::vector<int> topo, g.TopologicalOrder());
-  std::vector<int> topo_pos(g.nodes.size());
-  for (size_t k = 0; k < topo.size(); ++k) topo_pos[topo[k]] = static_cast<int>(k);
-  p->order.assign(topo.begin(), topo.end());
-  std::stable_sort(p->order.begin(), p->order.end(), [&](int a, int b) {
-    if (p->node_stage[a] != p->node_stage[b]) return p->node_stage[a] > p->node_stage[b];
-    return topo_pos[a] < topo_pos[b];
-  });
+  std::vector<int> producer = g.Producers();
+  if (order != nullptr) {
+    if (order->size() != g.nodes.size()) return Fail("internal: order is not a permutation");
+    std::vector<int> pos(g.nodes.size(), -1);
+    for (size_t k = 0; k < order->size(); ++k) pos[(*order)[k]] = static_cast<int>(k);
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (pos[n] < 0) return Fail("internal: order is not a permutation");
+      for (int ti : g.nodes[n].inputs) {
+        if (ti < 0 || producer[ti] < 0) continue;
+        const int m = producer[ti];
+        if (p->node_stage[m] == p->node_stage[n] && pos[m] > pos[static_cast<int>(n)]) {
+          return Fail("internal: order puts '" + g.nodes[n].name + "' before its producer");
+        }
+      }
+    }
+    p->order = *order;
+  } else {
+    BATON_ASSIGN_OR_RETURN(std::vector<int> topo, g.TopologicalOrder());
+    std::vector<int> topo_pos(g.nodes.size());
+    for (size_t k = 0; k < topo.size(); ++k) topo_pos[topo[k]] = static_cast<int>(k);
+    p->order.assign(topo.begin(), topo.end());
+    std::stable_sort(p->order.begin(), p->order.end(), [&](int a, int b) {
+      if (p->node_stage[a] != p->node_stage[b]) return p->node_stage[a] > p->node_stage[b];
+      return topo_pos[a] < topo_pos[b];
+    });
+  }
   p->programs.assign(p->queues.size(), {});
   for (int n : p->order) p->programs[p->node_queue[n]].push_back(n);
-  std::vector<int> producer = g.Producers();
   p->waits.assign(g.nodes.size(), {});
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     std::set<WaitEdge> waits;

@@ -45,7 +45,12 @@ set(CMAKE_CXX_FLAGS_INIT
 set(CMAKE_ASM_FLAGS_INIT "${_baton_arch_flags}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "${_baton_arch_flags} --specs=nano.specs -Wl,--gc-sections")
 
-# Size first: Release and MinSizeRel both build with -Os. (CMake appends its
+# Size first. The default build type is MinSizeRel (the top-level default is
+# Release, under which runtime/CMakeLists.txt adds -O3 to the kernels).
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE MinSizeRel CACHE STRING "Build type (MinSizeRel: -Os everywhere)")
+endif()
+# Release and MinSizeRel both start from -Os. (CMake appends its
 # own -O3 to the *_INIT variables, so the cache entries are seeded instead.)
 foreach(_lang C CXX ASM)
   set(CMAKE_${_lang}_FLAGS_RELEASE "-Os -DNDEBUG" CACHE STRING "Flags for Release builds")

@@ -141,6 +141,9 @@ def build_cases(np, torch):
     gemm("gemm_clamp", 8, 9, 10, c_shape=(9,), clamp=[-0.5, 0.5])
     gemm("gemm_k1", 6, 10, 1)
     gemm("gemm_beta0", 4, 4, 4, c_shape=(4, 4), beta=0.0)
+    gemm("gemm_row_alpha_clamp", 1, 37, 20, c_shape=(1, 37), alpha=0.5, beta=2.0,
+         clamp=[-1.0, 1.0])                                        # m == 1: matrix-vector
+    gemm("gemm_row_ta_tb", 1, 9, 30, trans_a=True, trans_b=True, c_shape=(1, 1))
 
     # -------------------------------------------------------------- MatMul
     def matmul(name, sa, sb):

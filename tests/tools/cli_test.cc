@@ -19,7 +19,7 @@ struct Result {
   std::string out;
 };
 
-Result Run(const std::string& args) {
+Result Baton(const std::string& args) {
   Result r;
   std::string cmd = std::string(BATON_TOOL) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -41,17 +41,17 @@ std::string Tmp(const std::string& name) { return std::string(BATON_BINARY_DIR) 
 
 TEST(Cli, HelpOnEverySubcommand) {
   for (const char* sub : {"plan", "inspect", "run", "sim", "pack"}) {
-    Result r = Run(std::string(sub) + " --help");
+    Result r = Baton(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find(sub), std::string::npos) << r.out;
   }
-  EXPECT_NE(Run("").code, 0);
-  EXPECT_NE(Run("frobnicate").code, 0);
+  EXPECT_NE(Baton("").code, 0);
+  EXPECT_NE(Baton("frobnicate").code, 0);
 }
 
 TEST(Cli, PlanRunRoundTrip) {
   const std::string plan = Tmp("tiny.baton"), header = Tmp("tiny.h"), report = Tmp("tiny.json"), out = Tmp("out");
-  Result r = Run("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("soc4") +
+  Result r = Baton("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("soc4") +
                  " --assign Conv=npu0 --assign Gemm=dsp0 -o " + plan + " --header " + header +
                  " --report " + report + " --dot " + Tmp("tiny.dot"));
   ASSERT_EQ(r.code, 0) << r.out;
@@ -62,7 +62,7 @@ TEST(Cli, PlanRunRoundTrip) {
   std::string h = planner::ReadFile(header).value();
   EXPECT_NE(h.find("#define BATON_NPU_SRAM_ARENA_BYTES"), std::string::npos);
   EXPECT_NE(h.find("baton_plan_data["), std::string::npos);
-  r = Run("run " + plan + " --input x=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + out);
+  r = Baton("run " + plan + " --input x=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   auto y = AsFloats(LoadNpyBytes(out + "/y.npy"));
   auto ref = AsFloats(LoadNpyBytes(GraphDir() + "/tiny_cnn.ref.y.npy"));
@@ -73,7 +73,7 @@ TEST(Cli, PlanFailureWritesNothing) {
   const std::string plan = Tmp("bad.baton"), report = Tmp("bad.json");
   std::remove(plan.c_str());
   std::remove(report.c_str());
-  Result r = Run("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("soc4") +
+  Result r = Baton("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("soc4") +
                  " --assign Conv=tpu9 -o " + plan + " --report " + report);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("baton plan: "), std::string::npos) << r.out;
@@ -91,7 +91,7 @@ TEST(Cli, CapacityExceededNamesTheDomain) {
   fputs(R"({"name": "small", "domains": [{"name": "sram", "bytes": 1024}],
             "devices": [{"name": "cpu0", "kind": "cpu", "domains": ["sram"]}]})", f);
   fclose(f);
-  Result r = Run("plan " + GraphPath("tiny_cnn") + " --target " + target + " -o " + Tmp("cap.baton"));
+  Result r = Baton("plan " + GraphPath("tiny_cnn") + " --target " + target + " -o " + Tmp("cap.baton"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("domain 'sram'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("capacity is 1024"), std::string::npos) << r.out;
@@ -100,17 +100,17 @@ TEST(Cli, CapacityExceededNamesTheDomain) {
 
 TEST(Cli, RunRejectsBadInputs) {
   const std::string plan = Tmp("tiny1.baton");
-  ASSERT_EQ(Run("plan " + GraphPath("tiny_cnn") + " -o " + plan).code, 0);
-  Result r = Run("run " + plan + " --input x=" + GraphDir() + "/branches.a.npy --output-dir " + Tmp("o2"));
+  ASSERT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " -o " + plan).code, 0);
+  Result r = Baton("run " + plan + " --input x=" + GraphDir() + "/branches.a.npy --output-dir " + Tmp("o2"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("shape"), std::string::npos) << r.out;
-  r = Run("run " + plan + " --input q=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + Tmp("o2"));
+  r = Baton("run " + plan + " --input q=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + Tmp("o2"));
   EXPECT_EQ(r.code, 1);
   // Corrupt plan.
   std::string bytes = planner::ReadFile(plan).value();
   bytes.resize(bytes.size() / 2);
   ASSERT_TRUE(planner::WriteFileAtomic(Tmp("half.baton"), bytes).ok());
-  r = Run("run " + Tmp("half.baton") + " --input x=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + Tmp("o3"));
+  r = Baton("run " + Tmp("half.baton") + " --input x=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + Tmp("o3"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("baton run: "), std::string::npos) << r.out;
   EXPECT_FALSE(Exists(Tmp("o3") + "/y.npy"));
@@ -118,11 +118,11 @@ TEST(Cli, RunRejectsBadInputs) {
 
 TEST(Cli, InspectJsonFollowsDesign) {
   const std::string plan = Tmp("insp.baton");
-  ASSERT_EQ(Run("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("soc4") +
+  ASSERT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("soc4") +
                 " --assign Conv=npu0 --in-flight 2 -o " + plan).code, 0);
-  Result r = Run("inspect " + plan + " --json");
+  Result r = Baton("inspect " + plan + " --json");
   ASSERT_EQ(r.code, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = nlohmann::ordered_json::parse(r.out);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
@@ -133,7 +133,9 @@ TEST(Cli, InspectJsonFollowsDesign) {
     for (const char* k : {"id", "name", "dtype", "shape", "bytes", "storage", "domain", "offset", "slots", "slot_stride"}) {
       EXPECT_TRUE(t.contains(k)) << k;
     }
-    if (t["storage"] == "constant") EXPECT_TRUE(t["domain"].is_null());
+    if (t["storage"] == "constant") {
+      EXPECT_TRUE(t["domain"].is_null());
+    }
   }
   bool copy = false;
   for (const auto& n : j["nodes"]) {
@@ -144,13 +146,13 @@ TEST(Cli, InspectJsonFollowsDesign) {
   }
   EXPECT_TRUE(copy);
   // Text mode shows the pipeline configuration.
-  r = Run("inspect " + plan);
+  r = Baton("inspect " + plan);
   EXPECT_NE(r.out.find("-> [dma0 copy] -> npu0"), std::string::npos) << r.out;
 }
 
 TEST(Cli, PlansAreDeterministic) {
   for (int k = 0; k < 2; ++k) {
-    ASSERT_EQ(Run("plan " + GraphPath("residual") + " --target " + TargetPath("soc4") +
+    ASSERT_EQ(Baton("plan " + GraphPath("residual") + " --target " + TargetPath("soc4") +
                   " --assign Conv=npu0 --in-flight 2 -o " + Tmp("det" + std::to_string(k) + ".baton")).code, 0);
   }
   EXPECT_EQ(planner::ReadFile(Tmp("det0.baton")).value(), planner::ReadFile(Tmp("det1.baton")).value());

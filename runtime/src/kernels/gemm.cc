@@ -52,18 +52,23 @@ Status ParseGemm(const KernelCall& call, GemmShape* out) {
   return Status::Ok();
 }
 
+// A single row (batch-1 classifiers) runs as a matrix-vector product.
+size_t WorkspaceFor(const GemmShape& s) {
+  return s.m == 1 ? 0 : GemmWorkspaceBytes(s.m, s.n, s.k);
+}
+
 }  // namespace
 
 Status GemmPrepare(const KernelCall& call) {
   GemmShape s;
   BATON_RETURN_IF_ERROR(ParseGemm(call, &s));
-  return CheckWorkspace(call, GemmWorkspaceBytes(s.m, s.n, s.k));
+  return CheckWorkspace(call, WorkspaceFor(s));
 }
 
 size_t GemmOpWorkspaceBytes(const KernelCall& call) {
   GemmShape s;
   if (!ParseGemm(call, &s).ok()) return 0;
-  return GemmWorkspaceBytes(s.m, s.n, s.k);
+  return WorkspaceFor(s);
 }
 
 Status GemmEval(const KernelCall& call) {
@@ -96,7 +101,11 @@ Status GemmEval(const KernelCall& call) {
   const StridedMatrix av = s.trans_a ? StridedMatrix{a, 1, s.m} : StridedMatrix{a, s.k, 1};
   const float* b = call.inputs[1].f32();
   const StridedMatrix bv = s.trans_b ? StridedMatrix{b, 1, s.k} : StridedMatrix{b, s.n, 1};
-  GemmPacked(s.m, s.n, s.k, s.alpha, av, PackBStrided, &bv, y, s.n, epi, WorkspaceF32(call));
+  if (s.m == 1) {
+    Gemv(s.n, s.k, s.alpha, a, 1, bv, y, epi);  // A is [1, K] or [K, 1]: contiguous
+  } else {
+    GemmPacked(s.m, s.n, s.k, s.alpha, av, PackBStrided, &bv, y, s.n, epi, WorkspaceF32(call));
+  }
   return Status::Ok();
 }
 

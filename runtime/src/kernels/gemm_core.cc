@@ -260,6 +260,51 @@ void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, P
   }
 }
 
+void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, StridedMatrix b,
+          float* y, const GemmEpilogue& epi) {
+  const float bias = epi.row_bias ? epi.row_bias[0] : 0.0f;
+  if (!epi.accumulate) {
+    for (int64_t j = 0; j < n; ++j) y[j] = 0.0f;
+  }
+  if (b.row_stride == 1 && b.col_stride != 1) {
+    // Column j of B is contiguous (transposed B): one dot product per output,
+    // eight partial sums so the loop vectorizes without reassociation flags.
+    for (int64_t j = 0; j < n; ++j) {
+      const float* col = b.data + j * b.col_stride;
+      float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+      int64_t p = 0;
+      if (x_stride == 1) {
+        for (; p + 8 <= k; p += 8) {
+          for (int l = 0; l < 8; ++l) acc[l] += x[p + l] * col[p + l];
+        }
+      }
+      float sum = 0.0f;
+      for (; p < k; ++p) sum += x[p * x_stride] * col[p];
+      for (int l = 0; l < 8; ++l) sum += acc[l];
+      y[j] += alpha * sum;
+    }
+  } else {
+    // Rows of B: y += (alpha * x[p]) * B[p, :].
+    for (int64_t p = 0; p < k; ++p) {
+      const float s = alpha * x[p * x_stride];
+      const float* row = b.data + p * b.row_stride;
+      if (b.col_stride == 1) {
+        for (int64_t j = 0; j < n; ++j) y[j] += s * row[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) y[j] += s * row[j * b.col_stride];
+      }
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    float v = y[j] + bias;
+    if (epi.clamp) {
+      v = v < epi.lo ? epi.lo : v;
+      v = v > epi.hi ? epi.hi : v;
+    }
+    y[j] = v;
+  }
+}
+
 void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi) {
   if (m <= 0 || n <= 0) return;

@@ -74,19 +74,24 @@ Status ParseMatMul(const KernelCall& call, MatMulShape* out) {
 
 int64_t GemmRows(const MatMulShape& s) { return s.fold_a_batch ? s.m * s.batch_count : s.m; }
 
+// Single rows run as matrix-vector products, without workspace.
+size_t WorkspaceFor(const MatMulShape& s) {
+  if (s.batch_count == 0 || GemmRows(s) == 1) return 0;
+  return GemmWorkspaceBytes(GemmRows(s), s.n, s.k);
+}
+
 }  // namespace
 
 Status MatMulPrepare(const KernelCall& call) {
   MatMulShape s;
   BATON_RETURN_IF_ERROR(ParseMatMul(call, &s));
-  const size_t need = s.batch_count == 0 ? 0 : GemmWorkspaceBytes(GemmRows(s), s.n, s.k);
-  return CheckWorkspace(call, need);
+  return CheckWorkspace(call, WorkspaceFor(s));
 }
 
 size_t MatMulWorkspaceBytes(const KernelCall& call) {
   MatMulShape s;
-  if (!ParseMatMul(call, &s).ok() || s.batch_count == 0) return 0;
-  return GemmWorkspaceBytes(GemmRows(s), s.n, s.k);
+  if (!ParseMatMul(call, &s).ok()) return 0;
+  return WorkspaceFor(s);
 }
 
 Status MatMulEval(const KernelCall& call) {
@@ -112,8 +117,12 @@ Status MatMulEval(const KernelCall& call) {
       ob += index[d] * s.b_stride[d];
     }
     const StridedMatrix bv{b + ob, s.n, 1};
-    GemmPacked(s.m, s.n, s.k, 1.0f, StridedMatrix{a + oa, s.k, 1}, PackBStrided, &bv,
-               y + t * s.m * s.n, s.n, epi, ws);
+    if (s.m == 1) {
+      Gemv(s.n, s.k, 1.0f, a + oa, 1, bv, y + t * s.n, epi);
+    } else {
+      GemmPacked(s.m, s.n, s.k, 1.0f, StridedMatrix{a + oa, s.k, 1}, PackBStrided, &bv,
+                 y + t * s.m * s.n, s.n, epi, ws);
+    }
     for (int32_t d = static_cast<int32_t>(s.batch_rank) - 1; d >= 0; --d) {
       if (++index[d] < s.batch[d]) break;
       index[d] = 0;

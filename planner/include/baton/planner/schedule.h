@@ -29,7 +29,10 @@ namespace baton::planner {
 Check AssignStages(const std::vector<std::string>& split, Program* program);
 
 // Needs node_stage. Fills order, programs, waits (data dependencies only).
-Check Schedule(Program* program);
+// With `order` (a permutation of the nodes), that order is used instead of
+// (stage descending, topological), after checking that every same-stage
+// data dependency points forward in it.
+Check Schedule(Program* program, const std::vector<int>* order = nullptr);
 
 // Drops every wait that the others (with program order and the in-flight
 // limit) already imply. Needs order, programs, waits.
