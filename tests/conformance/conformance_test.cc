@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Model{"efficientnet_b0", 96}, Model{"resnet50", 96},
                       Model{"regnet_x_400mf", 96}, Model{"densenet121", 64},
                       Model{"googlenet", 96}, Model{"squeezenet1_0", 96}),
-    [](const ::testing::TestParamInfo<Model>& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<Model>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace baton::test

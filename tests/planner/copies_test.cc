@@ -105,7 +105,9 @@ TEST(Copies, OneCopyPerTensorAndDomainOnTheDmaQueue) {
   EXPECT_EQ(CopiesOf(p, "a"), 1);
   EXPECT_EQ(p.NumCopies(), 2);
   for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
-    if (p.graph.nodes[n].op == kCopyOp) EXPECT_EQ(p.queues[p.node_queue[n]].name, "dma");
+    if (p.graph.nodes[n].op == kCopyOp) {
+      EXPECT_EQ(p.queues[p.node_queue[n]].name, "dma");
+    }
   }
 }
 

@@ -1,11 +1,14 @@
 // `baton sim PLAN --target T.json --inferences N [--json] [--trace TRACE.json]
 // [--gantt G.svg]`: simulates a plan on a target's cost model (DESIGN §7,
-// docs/cli.md). Every output is rendered before any file is written, and
-// files are written atomically, so an error leaves nothing partial.
+// docs/cli.md). Every output is rendered before any file is written, and the
+// files are written all or nothing, so an error leaves nothing partial.
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "baton/planner/inspect.h"
 #include "baton/planner/npy.h"
@@ -25,15 +28,39 @@ struct SimOptions {
   std::string gantt;
 };
 
+// Writes every (path, bytes) pair, all or nothing: each file goes to a
+// temporary name first and is renamed into place only when all were written.
+planner::Check WriteAll(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> written;
+  auto discard = [&written]() {
+    for (const std::string& part : written) std::remove(part.c_str());
+  };
+  for (const auto& [path, bytes] : files) {
+    const planner::Check check = planner::WriteFileAtomic(path + ".part", bytes);
+    if (!check.ok()) {
+      discard();
+      return planner::Fail(path + ": " + check.error());
+    }
+    written.push_back(path + ".part");
+  }
+  for (size_t k = 0; k < files.size(); ++k) {
+    if (std::rename(written[k].c_str(), files[k].first.c_str()) != 0) {
+      discard();
+      return planner::Fail(files[k].first + ": cannot rename the temporary file into place");
+    }
+  }
+  return planner::Check();
+}
+
 planner::Check RunSim(const SimOptions& o) {
   BATON_ASSIGN_OR_RETURN(planner::LoadedPlan plan, planner::LoadedPlan::FromFile(o.plan));
   BATON_ASSIGN_OR_RETURN(planner::Target target, planner::LoadTarget(o.target));
   auto result = planner::Simulate(plan.view(), target, o.inferences);
   if (!result.ok()) return planner::Fail(o.plan + " on " + o.target + ": " + result.error());
-  const std::string trace = o.trace.empty() ? "" : planner::ChromeTrace(*result);
-  const std::string gantt = o.gantt.empty() ? "" : planner::GanttSvg(*result);
-  if (!o.trace.empty()) BATON_TRY(planner::WriteFileAtomic(o.trace, trace));
-  if (!o.gantt.empty()) BATON_TRY(planner::WriteFileAtomic(o.gantt, gantt));
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!o.trace.empty()) files.emplace_back(o.trace, planner::ChromeTrace(*result));
+  if (!o.gantt.empty()) files.emplace_back(o.gantt, planner::GanttSvg(*result));
+  BATON_TRY(WriteAll(files));
   std::cout << (o.json ? planner::SimJson(*result) : planner::SimText(*result));
   std::cout.flush();
   if (!std::cout) return planner::Fail("cannot write to standard output");
