@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,14 +104,7 @@ SearchOutcome Decide(ComponentState& s, int64_t target, Clock::time_point deadli
   std::vector<int64_t> offsets;
   for (int64_t budget = 2 * int64_t{s.c.n} + 64;; budget *= 2) {
     for (int h = 0; h < pack_detail::kNumHeuristics; ++h) {
-#ifdef BATON_PACK_TRACE
-      pack_detail::SearchStats st;
-      auto t0 = Clock::now();
-      const SearchOutcome r = pack_detail::ExactSearch(s.c, caps, h, budget, deadline, &offsets, &st);
-      fprintf(stderr, "decide n=%d budget=%lld h=%d r=%d nodes=%lld t=%.3f\n", s.c.n, (long long)budget, h, (int)r, (long long)st.nodes, std::chrono::duration<double>(Clock::now()-t0).count());
-#else
       const SearchOutcome r = pack_detail::ExactSearch(s.c, caps, h, budget, deadline, &offsets);
-#endif
       if (r == SearchOutcome::kFound) Adopt(s, offsets);
       if (r != SearchOutcome::kBudget) return r;
     }

@@ -15,8 +15,8 @@ class TextBuilder {
     while (s && *s) Put(*s++);
     return *this;
   }
-  TextBuilder& Add(uint64_t v) {
-    char digits[20];
+  TextBuilder& Add(uint32_t v) {
+    char digits[10];
     int n = 0;
     do {
       digits[n++] = static_cast<char>('0' + v % 10);
@@ -25,15 +25,6 @@ class TextBuilder {
     while (n > 0) Put(digits[--n]);
     return *this;
   }
-  TextBuilder& Add(uint32_t v) { return Add(static_cast<uint64_t>(v)); }
-  TextBuilder& Add(int64_t v) {
-    if (v < 0) {
-      Put('-');
-      return Add(static_cast<uint64_t>(-(v + 1)) + 1);
-    }
-    return Add(static_cast<uint64_t>(v));
-  }
-  TextBuilder& Add(int32_t v) { return Add(static_cast<int64_t>(v)); }
 
  private:
   void Put(char c) {

@@ -16,13 +16,17 @@ inline int32_t Diff(uint64_t a, uint32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) - b);
 }
 
-void Describe(LoadError* out, const char* what, uint32_t index, const char* name,
-              const char* message) {
-  if (out == nullptr) return;
-  internal::TextBuilder text(out->text, sizeof(out->text));
-  text.Add(what).Add(index);
-  if (name != nullptr) text.Add(" '").Add(name).Add("'");
-  text.Add(": ").Add(message);
+// Describes the failure in `out` ("<what><index> '<name>': <message>") and
+// returns it.
+Status Fail(LoadError* out, Status status, const char* what, uint32_t index,
+            const char* name = nullptr) {
+  if (out != nullptr) {
+    internal::TextBuilder text(out->text, sizeof(out->text));
+    text.Add(what).Add(index);
+    if (name != nullptr) text.Add(" '").Add(name).Add("'");
+    text.Add(": ").Add(status.message());
+  }
+  return status;
 }
 
 }  // namespace
@@ -41,32 +45,28 @@ Status Executor::Init(const PlanView& plan, const KernelRegistry& registry, Port
                       Span<const Buffer> arenas, LoadError* out_error) {
   initialized_ = false;
   if (!plan.loaded() || port == nullptr) {
-    Describe(out_error, "executor", 0, nullptr, "plan not loaded or no port");
-    return BATON_ERROR(kInvalidArgument, "plan not loaded or no port");
+    return Fail(out_error, BATON_ERROR(kInvalidArgument, "no plan or port"), "executor", 0);
   }
   view_ = plan;
   registry_ = &registry;
   port_ = port;
   if (arenas.size() != view_.num_domains()) {
-    Describe(out_error, "domain count ", static_cast<uint32_t>(arenas.size()), nullptr,
-             "number of arenas does not match the plan's domains");
-    return BATON_ERROR(kInvalidArgument, "number of arenas does not match the plan's domains");
+    return Fail(out_error, BATON_ERROR(kInvalidArgument, "arena count != domains"), "arenas ",
+                static_cast<uint32_t>(arenas.size()));
   }
   for (uint32_t d = 0; d < view_.num_domains(); ++d) {
     const schema::Domain* domain = view_.domain(d);
-    if (domain->bytes() > 0 &&
-        (arenas[d].data == nullptr || arenas[d].bytes < domain->bytes())) {
-      Describe(out_error, "domain ", d, domain->name()->c_str(), "arena missing or too small");
-      return BATON_ERROR(kResourceExhausted, "arena missing or too small");
+    Status bad;
+    if (domain->bytes() > 0 && (arenas[d].data == nullptr || arenas[d].bytes < domain->bytes())) {
+      bad = BATON_ERROR(kResourceExhausted, "arena too small");
+    } else if (reinterpret_cast<uintptr_t>(arenas[d].data) % domain->alignment() != 0) {
+      bad = BATON_ERROR(kFailedPrecondition, "arena misaligned");
     }
-    if (reinterpret_cast<uintptr_t>(arenas[d].data) % domain->alignment() != 0) {
-      Describe(out_error, "domain ", d, domain->name()->c_str(), "arena misaligned");
-      return BATON_ERROR(kFailedPrecondition, "arena misaligned");
-    }
+    if (!bad.ok()) return Fail(out_error, bad, "domain ", d, domain->name()->c_str());
     arenas_[d] = static_cast<uint8_t*>(arenas[d].data);
   }
   if (view_.num_inputs() > 64) {
-    return BATON_ERROR(kResourceExhausted, "more than 64 graph inputs");
+    return BATON_ERROR(kResourceExhausted, "> 64 inputs");
   }
   num_queues_ = view_.num_queues();
   in_flight_limit_ = view_.in_flight();
@@ -103,38 +103,16 @@ Status Executor::Init(const PlanView& plan, const KernelRegistry& registry, Port
   TensorArg args[kMaxNodeTensors];
   for (uint32_t n = 0; n < view_.num_nodes(); ++n) {
     const schema::Node* node = view_.node(n);
-    const schema::Queue* queue = view_.queue(node->queue());
-    const Kernel* kernel = registry_->Find(node->op(), queue->kind());
+    const Kernel* kernel = registry_->Find(node->op(), view_.queue(node->queue())->kind());
     if (kernel == nullptr) {
-      Describe(out_error, "node ", n, node->name()->c_str(),
-               "no kernel for its op on its queue's device kind");
-      return BATON_ERROR(kUnimplemented, "no kernel for a node's op and device kind");
+      return Fail(out_error, BATON_ERROR(kUnimplemented, "no kernel for op and device kind"),
+                  "node ", n, node->name()->c_str());
     }
     if (kernel->prepare == nullptr) continue;
     KernelCall call;
-    call.node = node;
-    uint32_t used = 0;
-    auto fill = [&](const auto* list, uint32_t* count) {
-      *count = 0;
-      if (list == nullptr) return;
-      for (auto t : *list) {
-        args[used] = TensorArg();
-        if (t >= 0) args[used].tensor = view_.tensor(static_cast<uint32_t>(t));
-        ++used;
-        ++*count;
-      }
-    };
-    call.inputs = args;
-    fill(node->inputs(), &call.num_inputs);
-    call.outputs = args + used;
-    fill(node->outputs(), &call.num_outputs);
-    call.workspace = args + used;
-    fill(node->workspace(), &call.num_workspace);
+    FillCall(n, /*inference=*/0, /*with_data=*/false, args, &call);
     Status status = kernel->prepare(call);
-    if (!status.ok()) {
-      Describe(out_error, "node ", n, node->name()->c_str(), status.message());
-      return status;
-    }
+    if (!status.ok()) return Fail(out_error, status, "node ", n, node->name()->c_str());
   }
   base_.store(0, kRelaxed);
   submitted_.store(0, kRelaxed);
@@ -161,10 +139,10 @@ void* Executor::TensorData(uint32_t t, uint64_t inference) const {
 }
 
 Status Executor::SetInput(uint32_t index, const void* data, size_t bytes) {
-  if (!initialized_) return BATON_ERROR(kFailedPrecondition, "executor not initialized");
-  if (index >= view_.num_inputs()) return BATON_ERROR(kOutOfRange, "input index out of range");
+  if (!initialized_) return BATON_ERROR(kFailedPrecondition, "not initialized");
+  if (index >= view_.num_inputs()) return BATON_ERROR(kOutOfRange, "bad input index");
   if (flushed_local_) {
-    if (retired_ != submitted_local_) return BATON_ERROR(kBusy, "flushed stream not retrieved yet");
+    if (retired_ != submitted_local_) return BATON_ERROR(kBusy, "flushed stream not retrieved");
     // Start a new stream past every instance a queue may have skipped.
     const uint64_t base = submitted_local_ + stage_span_;
     base_local_ = submitted_local_ = retired_ = base;
@@ -173,7 +151,7 @@ Status Executor::SetInput(uint32_t index, const void* data, size_t bytes) {
     flushed_.store(false, kRelease);
   }
   if (submitted_local_ - retired_ >= in_flight_limit_) {
-    return BATON_ERROR(kBusy, "inferences_in_flight inferences are in flight");
+    return BATON_ERROR(kBusy, "in-flight limit reached");
   }
   const uint32_t t = view_.plan()->inputs()->Get(index);
   const schema::Tensor* tensor = view_.tensor(t);
@@ -184,10 +162,10 @@ Status Executor::SetInput(uint32_t index, const void* data, size_t bytes) {
 }
 
 Status Executor::Run() {
-  if (!initialized_) return BATON_ERROR(kFailedPrecondition, "executor not initialized");
+  if (!initialized_) return BATON_ERROR(kFailedPrecondition, "not initialized");
   const uint32_t n = view_.num_inputs();
   const uint64_t all = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-  if (inputs_set_ != all) return BATON_ERROR(kFailedPrecondition, "not every input was set");
+  if (inputs_set_ != all) return BATON_ERROR(kFailedPrecondition, "inputs not set");
   inputs_set_ = 0;
   failed_[submitted_local_ % in_flight_limit_].store(0, kRelaxed);
   ++submitted_local_;
@@ -220,34 +198,30 @@ void Executor::Flush() {
 }
 
 Status Executor::GetOutputs(Span<const Buffer> outputs) {
-  if (!initialized_) return BATON_ERROR(kFailedPrecondition, "executor not initialized");
-  if (retired_ == submitted_local_) return BATON_ERROR(kFailedPrecondition, "no inference in flight");
-  if (!Finished(retired_)) return BATON_ERROR(kNotReady, "oldest inference not finished");
+  if (retired_ == submitted_local_) return BATON_ERROR(kFailedPrecondition, "nothing in flight");
+  if (!Finished(retired_)) return BATON_ERROR(kNotReady, "not finished");
   const uint8_t failed = failed_[retired_ % in_flight_limit_].load(kAcquire);
+  Status status;
   if (failed != 0) {
-    ++retired_;
-    return Status(static_cast<StatusCode>(failed), BATON_MSG("inference failed: a node returned an error"));
-  }
-  if (outputs.size() != view_.num_outputs()) {
-    return BATON_ERROR(kInvalidArgument, "one buffer per graph output is required");
-  }
-  for (uint32_t o = 0; o < outputs.size(); ++o) {
-    const uint32_t t = view_.plan()->outputs()->Get(o);
-    if (outputs[o].bytes != view_.tensor(t)->bytes()) {
-      return BATON_ERROR(kInvalidArgument, "output buffer size mismatch");
+    status = Status(static_cast<StatusCode>(failed), BATON_MSG("inference failed"));
+  } else {
+    const auto* list = view_.plan()->outputs();
+    if (outputs.size() != list->size()) return BATON_ERROR(kInvalidArgument, "need one buffer per output");
+    for (uint32_t o = 0; o < outputs.size(); ++o) {
+      if (outputs[o].bytes != view_.tensor(list->Get(o))->bytes()) {
+        return BATON_ERROR(kInvalidArgument, "output size mismatch");
+      }
+    }
+    for (uint32_t o = 0; o < outputs.size(); ++o) {
+      memcpy(outputs[o].data, TensorData(list->Get(o), retired_), outputs[o].bytes);
     }
   }
-  for (uint32_t o = 0; o < outputs.size(); ++o) {
-    const uint32_t t = view_.plan()->outputs()->Get(o);
-    memcpy(outputs[o].data, TensorData(t, retired_), outputs[o].bytes);
-  }
   ++retired_;
-  return Status::Ok();
+  return status;
 }
 
 Status Executor::Wait() {
-  if (!initialized_) return BATON_ERROR(kFailedPrecondition, "executor not initialized");
-  if (retired_ == submitted_local_) return BATON_ERROR(kFailedPrecondition, "no inference in flight");
+  if (retired_ == submitted_local_) return BATON_ERROR(kFailedPrecondition, "nothing in flight");
   for (;;) {
     const uint32_t seen = port_->EventCount();
     if (Finished(retired_)) return Status::Ok();
@@ -264,16 +238,14 @@ Status Executor::Wait() {
       pending |= r == StepResult::kPending;
     }
     if (!ran) {
-      if (!pending) return BATON_ERROR(kInternal, "no queue can make progress");
+      if (!pending) return BATON_ERROR(kInternal, "no queue can progress");
       port_->Idle();
     }
   }
 }
 
 Status Executor::Invoke(Span<const ConstBuffer> inputs, Span<const Buffer> outputs) {
-  if (inputs.size() != view_.num_inputs()) {
-    return BATON_ERROR(kInvalidArgument, "one buffer per graph input is required");
-  }
+  // A missing input makes Run fail ("inputs not set"), an extra one SetInput.
   for (uint32_t i = 0; i < inputs.size(); ++i) {
     BATON_RETURN_IF_ERROR(SetInput(i, inputs[i].data, inputs[i].bytes));
   }
@@ -281,12 +253,6 @@ Status Executor::Invoke(Span<const ConstBuffer> inputs, Span<const Buffer> outpu
   Flush();
   BATON_RETURN_IF_ERROR(Wait());
   return GetOutputs(outputs);
-}
-
-bool Executor::StepAll() {
-  bool ran = false;
-  for (uint32_t q = 0; q < num_queues_; ++q) ran |= Step(q) == StepResult::kRan;
-  return ran;
 }
 
 void Executor::RequestStop() {
@@ -314,39 +280,46 @@ void Executor::Complete(uint32_t q, uint64_t inference, Status status) {
   Advance(q);
 }
 
-Status Executor::Dispatch(uint32_t q, uint32_t n, uint64_t inference) {
+void Executor::FillCall(uint32_t n, uint64_t inference, bool with_data, TensorArg* args,
+                        KernelCall* call) const {
   const schema::Node* node = view_.node(n);
-  const Kernel* kernel = registry_->Find(node->op(), view_.queue(q)->kind());
+  call->node = node;
+  uint32_t used = 0;
+  auto fill = [&](const auto* list) {
+    uint32_t count = 0;
+    if (list != nullptr) {
+      for (auto t : *list) {
+        args[used] = TensorArg();
+        if (t >= 0) {
+          const auto index = static_cast<uint32_t>(t);
+          args[used].tensor = view_.tensor(index);
+          if (with_data) args[used].data = TensorData(index, inference);
+        }
+        ++used;
+        ++count;
+      }
+    }
+    return count;
+  };
+  call->inputs = args;
+  call->num_inputs = fill(node->inputs());
+  call->outputs = args + used;
+  call->num_outputs = fill(node->outputs());
+  call->workspace = args + used;
+  call->num_workspace = fill(node->workspace());
+}
+
+Status Executor::Dispatch(uint32_t q, uint32_t n, uint64_t inference) {
+  const Kernel* kernel = registry_->Find(view_.node(n)->op(), view_.queue(q)->kind());
   TensorArg args[kMaxNodeTensors];
   KernelCall call;
-  call.node = node;
-  uint32_t used = 0;
-  auto fill = [&](const auto* list, uint32_t* count) {
-    *count = 0;
-    if (list == nullptr) return;
-    for (auto t : *list) {
-      args[used] = TensorArg();
-      if (t >= 0) {
-        const auto index = static_cast<uint32_t>(t);
-        args[used].tensor = view_.tensor(index);
-        args[used].data = TensorData(index, inference);
-      }
-      ++used;
-      ++*count;
-    }
-  };
-  call.inputs = args;
-  fill(node->inputs(), &call.num_inputs);
-  call.outputs = args + used;
-  fill(node->outputs(), &call.num_outputs);
-  call.workspace = args + used;
-  fill(node->workspace(), &call.num_workspace);
+  FillCall(n, inference, /*with_data=*/true, args, &call);
   return port_->Dispatch(q, *kernel, call);
 }
 
 Executor::StepResult Executor::Step(uint32_t q) {
   QueueState& s = queues_[q];
-  if (!initialized_ || s.length == 0) return StepResult::kIdle;
+  if (s.length == 0) return StepResult::kIdle;  // also before Init: no programs
   if (s.pending) {
     Status status = port_->Poll(q);
     if (status.code() == StatusCode::kNotReady) return StepResult::kPending;

@@ -39,7 +39,7 @@ planner::Check WriteAll(const std::vector<std::pair<std::string, std::string>>& 
     const planner::Check check = planner::WriteFileAtomic(path + ".part", bytes);
     if (!check.ok()) {
       discard();
-      return planner::Fail(path + ": " + check.error());
+      return planner::Fail(check.error());
     }
     written.push_back(path + ".part");
   }

@@ -90,8 +90,6 @@ class Executor {
 
   // --- Driving ---------------------------------------------------------------
   StepResult Step(uint32_t queue);
-  // Cooperative: one Step of every queue; true if any ran.
-  bool StepAll();
   // True when the port's threads should exit (set by RequestStop()).
   bool stopping() const { return stop_.load(std::memory_order_acquire); }
   void RequestStop();
@@ -124,6 +122,9 @@ class Executor {
   void Advance(uint32_t q);
   void Complete(uint32_t q, uint64_t inference, Status status);
   Status Dispatch(uint32_t q, uint32_t node, uint64_t inference);
+  // Resolves a node's tensors (addresses for `inference` when with_data).
+  void FillCall(uint32_t node, uint64_t inference, bool with_data, TensorArg* args,
+                KernelCall* call) const;
   static bool Reached(uint32_t counter, uint64_t target);
   uint64_t CounterTarget(uint32_t node, uint64_t inference) const;
 
@@ -142,7 +143,7 @@ class Executor {
   std::atomic<uint32_t> submitted_{0};  // one past the last submitted
   std::atomic<uint32_t> end_{0};        // one past the last, once flushed
   std::atomic<bool> flushed_{false};
-  std::atomic<uint8_t> failed_[kMaxInFlight];  // StatusCode per in-flight inference
+  std::atomic<uint8_t> failed_[kMaxInFlight] = {};  // StatusCode per in-flight inference
   std::atomic<bool> stop_{false};
   uint64_t base_local_ = 0;
   uint64_t submitted_local_ = 0;
