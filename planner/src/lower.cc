@@ -1,5 +1,7 @@
 #include "baton/planner/lower.h"
 
+#include "eval_host.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -53,28 +55,6 @@ std::vector<int> RuntimeInputs(const Graph& g, const Node& n) {
   return out;
 }
 
-std::vector<int64_t> ResolvePads(const Node& n, const std::vector<int64_t>& in,
-                                 const std::vector<int64_t>& kernel,
-                                 const std::vector<int64_t>& strides,
-                                 const std::vector<int64_t>& dilations) {
-  const size_t r = in.size();
-  std::string auto_pad = n.GetString("auto_pad", "NOTSET");
-  std::vector<int64_t> pads(2 * r, 0);
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (size_t d = 0; d < r; ++d) {
-      int64_t out = (in[d] + strides[d] - 1) / strides[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in[d]);
-      int64_t small = total / 2;
-      pads[d] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[d + r] = total - pads[d];
-    }
-  } else if (auto_pad != "VALID") {
-    std::vector<int64_t> attr = n.GetInts("pads");
-    if (attr.size() == 2 * r) pads = attr;
-  }
-  return pads;
-}
-
 Result<LoweredParams> LowerParams(FlatBufferBuilder* b, const Graph& g, const Node& n) {
   LoweredParams out;
   const std::string& op = n.op;
@@ -100,7 +80,9 @@ Result<LoweredParams> LowerParams(FlatBufferBuilder* b, const Graph& g, const No
       return Fail(where + ": strides/dilations rank does not match the input");
     }
     std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
-    std::vector<int64_t> pads = ResolvePads(n, spatial, kernel, strides, dilations);
+    auto resolved = internal::ResolvePads(n, spatial, kernel, strides, dilations);
+    if (!resolved.ok()) return Fail(where + ": " + resolved.error());
+    std::vector<int64_t> pads = resolved.value();
     auto k = I32(kernel), s = I32(strides), p = I32(pads), d = I32(dilations);
     if (op == "Conv") {
       out.type = schema::Params::ConvParams;
@@ -168,44 +150,19 @@ Result<LoweredParams> LowerParams(FlatBufferBuilder* b, const Graph& g, const No
     out.offset = schema::CreateBatchNormParams(*b, n.GetFloat("epsilon", 1e-5f)).Union();
   } else if (op == "Slice") {
     const Tensor& x = In(g, n, 0);
+    auto spec = internal::ResolveSlice(n, x.shape, [&](int k) -> Result<std::vector<int64_t>> {
+      const Tensor* c = ConstInput(g, n, static_cast<size_t>(k));
+      if (c == nullptr) return Fail("starts/ends/axes/steps must be constant");
+      return c->IntData();
+    });
+    if (!spec.ok()) return Fail(where + ": " + spec.error());
     const size_t rank = x.shape.size();
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (HasInput(n, 1)) {
-      for (size_t k = 1; k <= 4; ++k) {
-        if (!HasInput(n, k)) continue;
-        const Tensor* c = ConstInput(g, n, k);
-        if (c == nullptr) return Fail(where + ": starts/ends/axes/steps must be constant");
-        (k == 1 ? starts : k == 2 ? ends : k == 3 ? axes : steps) = c->IntData();
-      }
-    } else {
-      starts = n.GetInts("starts");
-      ends = n.GetInts("ends");
-      axes = n.GetInts("axes");
-    }
-    if (axes.empty()) for (size_t a = 0; a < starts.size(); ++a) axes.push_back(static_cast<int64_t>(a));
-    if (steps.empty()) steps = Ones(starts.size());
-    if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-      return Fail(where + ": starts, ends, axes and steps differ in length");
-    }
-    std::vector<int64_t> s(rank, 0), e(x.shape.begin(), x.shape.end()), st(rank, 1), ax(rank);
-    for (size_t a = 0; a < rank; ++a) ax[a] = static_cast<int64_t>(a);
-    for (size_t k = 0; k < axes.size(); ++k) {
-      int64_t a = NormAxis(axes[k], rank);
-      if (a < 0 || a >= static_cast<int64_t>(rank)) return Fail(where + ": axis out of range");
-      int64_t dim = x.shape[a], start = starts[k], end = ends[k], step = steps[k];
-      if (step == 0) return Fail(where + ": step 0");
-      if (start < 0) start += dim;
-      if (end < 0) end += dim;
-      if (step > 0) {
-        start = std::clamp<int64_t>(start, 0, dim);
-        end = std::clamp<int64_t>(end, 0, dim);
-      } else {
-        start = std::clamp<int64_t>(start, 0, dim - 1);
-        end = std::clamp<int64_t>(end, -1, dim - 1);
-      }
-      s[a] = start;
-      e[a] = end;
-      st[a] = step;
+    std::vector<int64_t> s(rank), e(rank), st(rank), ax(rank);
+    for (size_t a = 0; a < rank; ++a) {
+      ax[a] = static_cast<int64_t>(a);
+      s[a] = spec->start[a];
+      st[a] = spec->step[a];
+      e[a] = spec->start[a] + spec->step[a] * spec->count[a];
     }
     auto a32 = I32(ax);
     out.type = schema::Params::SliceParams;

@@ -183,14 +183,14 @@ Result<PackSolution> Pack(const PackProblem& problem) {
                     " bytes: " + std::to_string(s.lower_bound) +
                     " bytes are live at one time");
       }
-      if (!Exact(s.c)) {
-        Climb(s, problem.capacity, INT64_MAX, deadline);
-        if (s.height > problem.capacity) {
-          return Fail("pack: no packing within " + std::to_string(problem.capacity) +
-                      " bytes found in the time limit (best " + std::to_string(s.height) +
-                      " bytes; component too large for the exact search)");
-        }
-        continue;
+      const bool exact = Exact(s.c);
+      Climb(s, problem.capacity, exact ? kHillClimbWarmup : INT64_MAX, deadline);
+      if (s.height <= problem.capacity) continue;
+      if (!exact) {
+        return Fail("pack: no packing within " + std::to_string(problem.capacity) +
+                    " bytes found in the time limit (best " + std::to_string(s.height) +
+                    " bytes; " + std::to_string(s.c.n) +
+                    " buffers conflict too much for the exact search)");
       }
       const SearchOutcome r = Decide(s, problem.capacity, deadline);
       if (r == SearchOutcome::kInfeasible) {

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,23 @@ class Search {
       last_sec_[i] = c_.mem_sec[c_.mem_begin[i + 1] - 1];
       if (c_.interval_only) {
         for (int s = first_sec_[i]; s < last_sec_[i]; ++s) ++cuts_[s];  // spans s | s+1
+      }
+    }
+    min_size_ = *std::min_element(c_.size.begin(), c_.size.end());
+    // Identical buffers (same lifetime and size, interval-only) are
+    // interchangeable: place them in index order, which every ranking keeps
+    // (the index breaks ties between equal keys).
+    twin_.assign(n, -1);
+    if (c_.interval_only) {
+      std::vector<int> by_key(n);
+      for (int i = 0; i < n; ++i) by_key[i] = i;
+      auto key = [&](int i) { return std::make_tuple(c_.lower[i], c_.upper[i], c_.size[i], i); };
+      std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return key(a) < key(b); });
+      for (int k = 1; k < n; ++k) {
+        const int a = by_key[k - 1], b = by_key[k];
+        if (c_.lower[a] == c_.lower[b] && c_.upper[a] == c_.upper[b] && c_.size[a] == c_.size[b]) {
+          twin_[b] = a;
+        }
       }
     }
     off_.assign(n, -1);
@@ -147,10 +165,15 @@ class Search {
     }
     for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) --open_[c_.adj[k]];
     // Every unplaced buffer goes at or above o: a section whose remaining
-    // total no longer fits above o is lost.
-    if (o + max_total > cap_max_) {
+    // total no longer fits above o is lost. One whose total exactly fills
+    // [o, capacity) needs a buffer at o itself (checked below, once the
+    // conflicts of b have been raised).
+    tight_.clear();
+    if (o + max_total + min_size_ > cap_max_) {
       for (int s = p.first_sec; s <= p.last_sec; ++s) {
-        if (o + total_[s] > cap_max_ && total_[s] > 0) return false;
+        if (total_[s] == 0 || o + total_[s] + min_size_ <= cap_max_) continue;
+        if (o + total_[s] > cap_max_) return false;
+        tight_.push_back(s);
       }
     }
     for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) {
@@ -166,6 +189,21 @@ class Search {
         const int s = c_.mem_sec[m];
         if (witness_[s] == j && top > cap_max_ - total_[s] && !FindWitness(s)) return false;
       }
+    }
+    // A tight section, with less than the smallest buffer of room to spare
+    // above o, must continue with a buffer the canonical order can still put
+    // at its min offset, low enough. One that comes earlier in that order
+    // (min offset below o, or at o with a lower rank than b) can only be
+    // lifted onto a later buffer, which puts it at least o + min_size_ high.
+    for (int s : tight_) {
+      const int64_t slack = cap_max_ - total_[s];
+      bool found = false;
+      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1] && !found; ++k) {
+        const int j = c_.sec_buf[k];
+        found = off_[j] < 0 && minoff_[j] <= slack &&
+                (minoff_[j] > o || (minoff_[j] == o && rank_[j] > rank_[b]));
+      }
+      if (!found) return false;
     }
     return true;
   }
@@ -224,6 +262,7 @@ class Search {
       const int64_t o = minoff_[b];
       if (o < cur || (o == cur && rank_[b] < last_rank) || o >= min_height) continue;
       if (o > fixed_offset || (o == fixed_offset && rank_[b] > fixed_rank)) continue;
+      if (twin_[b] >= 0 && off_[twin_[b]] < 0) continue;  // its twin goes first
       cand_.push_back(b);
     }
     std::sort(cand_.begin() + base, cand_.end(), [&](int a, int b) {
@@ -286,14 +325,17 @@ class Search {
   const int64_t budget_;
   const Clock::time_point deadline_;
   int64_t cap_max_ = 0;
+  int64_t min_size_ = 1;  // smallest buffer, units
   int64_t nodes_ = 0;
 
   std::vector<int> first_sec_, last_sec_;  // interval-only: each buffer's run
   std::vector<int> rank_;
+  std::vector<int> twin_;  // the identical buffer placed before this one, or -1
   std::vector<int64_t> off_, minoff_, solution_;
   std::vector<int64_t> total_, witness_, cuts_, open_;
   std::vector<std::pair<int64_t*, int64_t>> log_;
   std::vector<int> cand_;
+  std::vector<int> tight_;  // Place: sections filled exactly up to the offset
 };
 
 }  // namespace

@@ -55,15 +55,15 @@ std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s) {
   const int32_t k = static_cast<int32_t>(s.k), st = static_cast<int32_t>(s.stride),
                 p = static_cast<int32_t>(s.k / 2), g = static_cast<int32_t>(s.group);
   const bool relu6 = s.relu6;
-  h->SetNode(schema::Op::Conv, {x, w, b}, {y}, schema::Params::ConvParams,
-             [k, st, p, g, relu6](flatbuffers::FlatBufferBuilder& fbb) {
-               const std::vector<int32_t> kernel{k, k}, strides{st, st}, pads{p, p, p, p},
-                   dil{1, 1};
-               const schema::Clamp clamp(0.0f, 6.0f);
-               return schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &dil, g,
-                                                     relu6 ? &clamp : nullptr)
-                   .Union();
-             });
+  h->SetNode(
+      schema::Op::Conv, {x, w, b}, {y}, schema::Params::ConvParams,
+      [k, st, p, g, relu6](flatbuffers::FlatBufferBuilder& fbb) {
+        const std::vector<int32_t> kernel{k, k}, strides{st, st}, pads{p, p, p, p}, dil{1, 1};
+        const schema::Clamp clamp(0.0f, 6.0f);
+        return schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &dil, g,
+                                              relu6 ? &clamp : nullptr)
+            .Union();
+      });
   if (!h->Prepare().ok()) return nullptr;
   return h;
 }
@@ -71,8 +71,8 @@ std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s) {
 std::unique_ptr<KernelHarness> MakeGemm(int64_t m, int64_t n, int64_t k, bool trans_b) {
   auto h = std::make_unique<KernelHarness>();
   const int a = h->AddTensor(DType::Float32, {m, k});
-  const int b = h->AddTensor(DType::Float32, trans_b ? std::vector<int64_t>{n, k}
-                                                     : std::vector<int64_t>{k, n});
+  const int b = h->AddTensor(DType::Float32,
+                             trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
   const int c = h->AddTensor(DType::Float32, {n});
   const int y = h->AddTensor(DType::Float32, {m, n});
   Fill(h.get(), a, 4);
@@ -132,12 +132,10 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Depthwise3x3_144x56x56, ConvSpec{144, 56, 56, 144, 3, 1, 144, true})
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(RunConv, Depthwise3x3s2_96x112x112,
-                  ConvSpec{96, 112, 112, 96, 3, 2, 96, true})
+BENCHMARK_CAPTURE(RunConv, Depthwise3x3s2_96x112x112, ConvSpec{96, 112, 112, 96, 3, 2, 96, true})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_512x512x512, 512, 512, 512, false)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(RunGemm, Gemm_256x3136x576, 256, 3136, 576, false)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunGemm, Gemm_256x3136x576, 256, 3136, 576, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_classifier_1x1000x512_tb, 1, 1000, 512, true)
     ->Unit(benchmark::kMicrosecond);
 
@@ -175,8 +173,8 @@ Net MobilenetV2() {
   struct Block {
     int64_t t, c, n, s;
   };
-  const Block blocks[] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                          {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  const Block blocks[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                          {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int64_t c = 32, hw = 112;
   for (const Block& b : blocks) {
     for (int64_t i = 0; i < b.n; ++i) {
@@ -232,7 +230,8 @@ void RunNet(benchmark::State& state, Net (*make)()) {
     flops += 2.0 * static_cast<double>(net.fc_in * net.fc_out);
   }
   size_t max_ws = 0;
-  for (const auto& n : nodes) max_ws = n->workspace_bytes() > max_ws ? n->workspace_bytes() : max_ws;
+  for (const auto& n : nodes)
+    max_ws = n->workspace_bytes() > max_ws ? n->workspace_bytes() : max_ws;
   for (auto _ : state) {
     for (auto& n : nodes) {
       if (!n->Eval().ok()) state.SkipWithError("eval failed");

@@ -92,5 +92,22 @@ TEST(Pipeline, PipelineExecutorTopologyMatchesTorch) {
   }
 }
 
+// Found by the independent validator: E (stage 2) reads D's output, and the
+// only order from D(i) to E(i) went through instances of inference i + 1,
+// which are skipped at the end of a stream. The planner must not rely on
+// them (PlanBytes validates the plan for every stream length it unrolls).
+TEST(Pipeline, NoOrderThroughTheNextInference) {
+  for (int depth : {2, 3}) {
+    std::string bytes = PlanBytes(PlanSpec(GraphPath("passthrough"), "imx8mp",
+                                           {"Conv=vip8000", "Add=gc7000ul", "Sigmoid=hifi4"}, {}, depth));
+    ASSERT_FALSE(bytes.empty());
+    Runner r(bytes);
+    Tensors out;
+    ASSERT_TRUE(r.Invoke({LoadNpyBytes(GraphDir() + "/passthrough.x.npy")}, &out).ok());
+    auto ref = AsFloats(LoadNpyBytes(GraphDir() + "/passthrough.ref.e.npy"));
+    EXPECT_LE(RelativeError(AsFloats(out[0]), ref), 1e-4);
+  }
+}
+
 }  // namespace
 }  // namespace baton::test

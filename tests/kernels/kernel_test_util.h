@@ -54,12 +54,14 @@ class KernelHarness {
   void* Data(int id) { return specs_[static_cast<size_t>(id)].storage.data(); }
   float* F32(int id) { return static_cast<float*>(Data(id)); }
   size_t Bytes(int id) const { return specs_[static_cast<size_t>(id)].bytes; }
-  int64_t Elements(int id) const { return static_cast<int64_t>(Bytes(id) / DTypeSize(specs_[static_cast<size_t>(id)].dtype)); }
-  void SetF32(int id, const std::vector<float>& v) { memcpy(Data(id), v.data(), v.size() * sizeof(float)); }
-  void SetBytes(int id, const void* src, size_t n) { memcpy(Data(id), src, n); }
-  std::vector<float> GetF32(int id) {
-    return std::vector<float>(F32(id), F32(id) + Elements(id));
+  int64_t Elements(int id) const {
+    return static_cast<int64_t>(Bytes(id) / DTypeSize(specs_[static_cast<size_t>(id)].dtype));
   }
+  void SetF32(int id, const std::vector<float>& v) {
+    memcpy(Data(id), v.data(), v.size() * sizeof(float));
+  }
+  void SetBytes(int id, const void* src, size_t n) { memcpy(Data(id), src, n); }
+  std::vector<float> GetF32(int id) { return std::vector<float>(F32(id), F32(id) + Elements(id)); }
   // Makes tensor `alias` share `target`'s storage (in-place execution).
   void Alias(int alias, int target) { alias_[alias] = target; }
 
@@ -72,8 +74,8 @@ class KernelHarness {
   Status Prepare() {
     Build(0);
     const KernelCall probe = MakeCall(false);
-    workspace_bytes_ = workspace_override_ >= 0 ? static_cast<size_t>(workspace_override_)
-                                                : WorkspaceBytes(probe);
+    workspace_bytes_ =
+        workspace_override_ >= 0 ? static_cast<size_t>(workspace_override_) : WorkspaceBytes(probe);
     Build(workspace_bytes_);
     kernel_ = registry_.Find(op_, schema::DeviceKind::Cpu);
     if (kernel_ == nullptr) return BATON_ERROR(kUnimplemented, "no kernel registered");
@@ -109,8 +111,8 @@ class KernelHarness {
     if (workspace_bytes > 0) {
       const std::vector<int64_t> shape{static_cast<int64_t>(workspace_bytes)};
       ws.push_back(static_cast<uint32_t>(tensors.size()));
-      tensors.push_back(schema::CreateTensorDirect(fbb_, "workspace", schema::DType::UInt8,
-                                                   &shape, workspace_bytes));
+      tensors.push_back(schema::CreateTensorDirect(fbb_, "workspace", schema::DType::UInt8, &shape,
+                                                   workspace_bytes));
     }
     flatbuffers::Offset<void> params = 0;
     if (params_) params = params_(fbb_);

@@ -168,10 +168,10 @@ TEST(ConvWorkspaceTest, BoundedForImageNetLayers) {
     int64_t c, hw, m, k, s, group;
   };
   const L layers[] = {
-      {3, 224, 64, 7, 2, 1},   {64, 56, 64, 3, 1, 1},    {64, 56, 128, 3, 2, 1},
-      {128, 28, 128, 3, 1, 1}, {256, 14, 256, 3, 1, 1},  {512, 7, 512, 3, 1, 1},
-      {3, 224, 32, 3, 2, 1},   {32, 112, 32, 3, 1, 32},  {96, 112, 96, 3, 2, 96},
-      {144, 56, 24, 1, 1, 1},  {320, 7, 1280, 1, 1, 1},  {960, 7, 960, 3, 1, 960},
+      {3, 224, 64, 7, 2, 1},   {64, 56, 64, 3, 1, 1},   {64, 56, 128, 3, 2, 1},
+      {128, 28, 128, 3, 1, 1}, {256, 14, 256, 3, 1, 1}, {512, 7, 512, 3, 1, 1},
+      {3, 224, 32, 3, 2, 1},   {32, 112, 32, 3, 1, 32}, {96, 112, 96, 3, 2, 96},
+      {144, 56, 24, 1, 1, 1},  {320, 7, 1280, 1, 1, 1}, {960, 7, 960, 3, 1, 960},
   };
   for (const L& l : layers) {
     ConvArgs a;
@@ -296,12 +296,11 @@ TEST(LayoutPrepareTest, RejectsBadParams) {
   {
     KernelHarness h;  // slice reads past the end
     const int x = h.AddTensor(kF32, {5}), y = h.AddTensor(kF32, {3});
-    h.SetNode(Op::Slice, {x}, {y}, schema::Params::SliceParams,
-              [](flatbuffers::FlatBufferBuilder& fbb) {
-                const std::vector<int64_t> starts{2}, steps{2};
-                return schema::CreateSliceParamsDirect(fbb, &starts, nullptr, nullptr, &steps)
-                    .Union();
-              });
+    h.SetNode(
+        Op::Slice, {x}, {y}, schema::Params::SliceParams, [](flatbuffers::FlatBufferBuilder& fbb) {
+          const std::vector<int64_t> starts{2}, steps{2};
+          return schema::CreateSliceParamsDirect(fbb, &starts, nullptr, nullptr, &steps).Union();
+        });
     EXPECT_FALSE(h.Prepare().ok());
   }
   {
@@ -383,10 +382,9 @@ TEST(ConcatKernelTest, SkipsChunksAlreadyInPlace) {
   h.SetF32(y, {1, 2, 3, 4, 0, 0});  // a already written into y's first rows
   h.Alias(a, y);
   h.SetF32(b, {5, 6});
-  h.SetNode(Op::Concat, {a, b}, {y}, schema::Params::AxisParams,
-            [](flatbuffers::FlatBufferBuilder& fbb) {
-              return schema::CreateAxisParams(fbb, 0).Union();
-            });
+  h.SetNode(
+      Op::Concat, {a, b}, {y}, schema::Params::AxisParams,
+      [](flatbuffers::FlatBufferBuilder& fbb) { return schema::CreateAxisParams(fbb, 0).Union(); });
   ASSERT_TRUE(h.Prepare().ok());
   ASSERT_TRUE(h.Eval().ok());
   EXPECT_EQ(h.GetF32(y), (std::vector<float>{1, 2, 3, 4, 5, 6}));

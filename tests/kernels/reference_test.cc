@@ -4,15 +4,14 @@
 // Each test below runs the cases of one op family; float outputs must match
 // within 1e-4 of the output's scale (max |reference|), others exactly.
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "baton/planner/npy.h"
 #include "kernels/kernel_test_util.h"
@@ -167,7 +166,8 @@ class KernelRefTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    ASSERT_EQ(script_status_, 0) << "make_refs.py failed (needs /usr/bin/python3 with numpy, torch)";
+    ASSERT_EQ(script_status_, 0)
+        << "make_refs.py failed (needs /usr/bin/python3 with numpy, torch)";
     ASSERT_TRUE(manifest_ != nullptr && manifest_->contains("cases")) << "bad manifest";
   }
 

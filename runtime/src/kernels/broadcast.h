@@ -11,9 +11,9 @@ namespace baton {
 namespace kernels {
 
 struct Broadcast2 {
-  uint32_t rank = 0;               // after collapsing; >= 1
+  uint32_t rank = 0;  // after collapsing; >= 1
   int64_t shape[kMaxRank] = {};
-  int64_t sa[kMaxRank] = {};       // element strides of a (0 along broadcast dims)
+  int64_t sa[kMaxRank] = {};  // element strides of a (0 along broadcast dims)
   int64_t sb[kMaxRank] = {};
 };
 

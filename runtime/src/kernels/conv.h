@@ -11,7 +11,7 @@ namespace kernels {
 
 struct ConvGeom {
   Window2d win;
-  int64_t m = 1;      // output channels
+  int64_t m = 1;  // output channels
   int64_t group = 1;
 };
 
@@ -23,8 +23,8 @@ inline bool IsDepthwise(const ConvGeom& g) {
 // 1x1 kernel, unit stride, no padding: the input is the GEMM's B as is.
 inline bool IsPointwise(const ConvGeom& g) {
   const Window2d& w = g.win;
-  return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pt == 0 && w.pl == 0 &&
-         w.pb == 0 && w.pr == 0;
+  return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pt == 0 && w.pl == 0 && w.pb == 0 &&
+         w.pr == 0;
 }
 
 // y[n, m] for all n, m. `bias` may be null.

@@ -94,9 +94,8 @@ void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const flo
   const int64_t hw = g.h * g.w;
   const int64_t ohw = g.oh * g.ow;
   const int64_t taps = g.kh * g.kw;
-  const bool is3x3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && g.sh == g.sw &&
-                     g.h > 0 && g.w > 0 &&
-                     (g.sw == 1 || g.sw == 2);
+  const bool is3x3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && g.sh == g.sw && g.h > 0 &&
+                     g.w > 0 && (g.sw == 1 || g.sw == 2);
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t m = 0; m < cg.m; ++m) {
       const float* xp = x + (n * g.c + m / mult) * hw;

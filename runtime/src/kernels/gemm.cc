@@ -53,9 +53,7 @@ Status ParseGemm(const KernelCall& call, GemmShape* out) {
 }
 
 // A single row (batch-1 classifiers) runs as a matrix-vector product.
-size_t WorkspaceFor(const GemmShape& s) {
-  return s.m == 1 ? 0 : GemmWorkspaceBytes(s.m, s.n, s.k);
-}
+size_t WorkspaceFor(const GemmShape& s) { return s.m == 1 ? 0 : GemmWorkspaceBytes(s.m, s.n, s.k); }
 
 }  // namespace
 

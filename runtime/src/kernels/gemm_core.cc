@@ -18,8 +18,8 @@ namespace {
 // micro-kernel walks the mc x kc packed A block in L2; the kc x nc packed B
 // block fits in L2/L3. Blocks are split evenly so that no block is tiny.
 constexpr int64_t kKc = 256;
-constexpr int64_t kMc = kMr * (128 / kMr);
-constexpr int64_t kNc = kNr * (1024 / kNr);
+constexpr int64_t kMcTarget = 128;   // rounded down to a multiple of mr
+constexpr int64_t kNcTarget = 1024;  // rounded down to a multiple of nr
 // Direct driver: columns per block (kc x this of B is re-read per kMr rows).
 constexpr int64_t kNcDirect = kNr * (512 / kNr);
 
@@ -32,6 +32,20 @@ int64_t BlockSize(int64_t n, int64_t max_block, int64_t unit) {
   const int64_t blocks = (n + max_block - 1) / max_block;
   return RoundUp((n + blocks - 1) / blocks, unit);
 }
+
+// Block sizes of GemmPacked for an mr x nr tile.
+struct Blocking {
+  int64_t mb, nb, kb;
+
+  Blocking(int64_t mr, int64_t nr, int64_t m, int64_t n, int64_t k)
+      : mb(BlockSize(m, mr * (kMcTarget / mr), mr)),
+        nb(BlockSize(n, nr * (kNcTarget / nr), nr)),
+        kb(BlockSize(k, kKc, 1)) {}
+
+  // Workspace layout: packed A block, then (64-byte aligned) packed B block.
+  int64_t BOffset() const { return RoundUp(mb * kb, 16); }
+  int64_t Floats() const { return BOffset() + kb * nb; }
+};
 
 // tile[kMr x kNr] = sum_k a[k][0..kMr) (outer) b[k][0..kNr).
 BATON_NOINLINE void MicroKernelPacked(int64_t kc, const float* __restrict a,
@@ -93,8 +107,8 @@ void MicroKernelDirectEdge(int64_t kc, int64_t mr, int64_t nr, const float* a, i
 // clamp applied in the last. kFull: mr == kMr and nr == kNr, so the loops have
 // constant trip counts and vectorize without remainder code.
 template <bool kFull>
-void StoreTileT(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
-                const float* bias, const GemmEpilogue& epi, bool first, bool last) {
+void StoreTileT(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc, const float* bias,
+                const GemmEpilogue& epi, bool first, bool last) {
   if (kFull) {
     mr = kMr;
     nr = kNr;
@@ -123,8 +137,8 @@ void StoreTileT(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc
   }
 }
 
-void StoreTile(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc,
-               const float* bias, const GemmEpilogue& epi, bool first, bool last) {
+void StoreTile(const float* tile, int64_t mr, int64_t nr, float* c, int64_t ldc, const float* bias,
+               const GemmEpilogue& epi, bool first, bool last) {
   if (mr == kMr && nr == kNr) {
     StoreTileT<true>(tile, mr, nr, c, ldc, bias, epi, first, last);
   } else {
@@ -231,10 +245,11 @@ void PackBStrided(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t n
 
 size_t GemmWorkspaceBytes(int64_t m, int64_t n, int64_t k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
-  const int64_t mc = BlockSize(m, kMc, kMr);
-  const int64_t nc = BlockSize(n, kNc, kNr);
-  const int64_t kc = BlockSize(k, kKc, 1);
-  const int64_t floats = RoundUp(mc * kc, 16) + kc * nc;
+  int64_t floats = 0;
+  for (const TileShape& t : kAllTileShapes) {
+    const int64_t f = Blocking(t.mr, t.nr, m, n, k).Floats();
+    floats = f > floats ? f : floats;
+  }
   return static_cast<size_t>(floats) * sizeof(float);
 }
 
@@ -246,11 +261,10 @@ void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, P
     GemmEmptyK(m, n, c, ldc, epi);
     return;
   }
-  const int64_t mb = BlockSize(m, kMc, kMr);
-  const int64_t nb = BlockSize(n, kNc, kNr);
-  const int64_t kb = BlockSize(k, kKc, 1);
+  const Blocking blocking(kMr, kNr, m, n, k);
+  const int64_t mb = blocking.mb, nb = blocking.nb, kb = blocking.kb;
   float* packed_a = workspace;
-  float* packed_b = workspace + RoundUp(mb * kb, 16);
+  float* packed_b = workspace + blocking.BOffset();
   float tile[kMr * kNr];
 
   for (int64_t jc = 0; jc < n; jc += nb) {

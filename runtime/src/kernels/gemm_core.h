@@ -44,6 +44,23 @@ inline constexpr int kMr = 6;
 inline constexpr int kNr = 12;
 #endif
 
+// Every tile shape above. The workspace a plan reserves must not depend on
+// how the runtime that executes it was compiled (the planner may run on an
+// AVX-512 host, the plan on a Cortex-M), so GemmWorkspaceBytes is the
+// maximum over all of them.
+struct TileShape {
+  int mr, nr;
+};
+inline constexpr TileShape kAllTileShapes[] = {{12, 32}, {4, 24}, {6, 12}};
+
+constexpr bool IsKnownTileShape(int mr, int nr) {
+  for (const TileShape& t : kAllTileShapes) {
+    if (t.mr == mr && t.nr == nr) return true;
+  }
+  return false;
+}
+static_assert(IsKnownTileShape(kMr, kNr), "add the tile shape to kAllTileShapes");
+
 // Element (r, c) is data[r * row_stride + c * col_stride].
 struct StridedMatrix {
   const float* data = nullptr;
@@ -67,7 +84,8 @@ struct GemmEpilogue {
   float hi = 0.0f;
 };
 
-// Workspace bytes GemmPacked needs for these sizes (0 when any is 0).
+// Workspace bytes GemmPacked needs for these sizes with any tile shape (0
+// when any size is 0).
 size_t GemmWorkspaceBytes(int64_t m, int64_t n, int64_t k);
 
 // `workspace` must hold GemmWorkspaceBytes(m, n, k) bytes, 16-byte aligned.

@@ -122,8 +122,7 @@ inline void ApplyClamp(const Clamp& c, float* y, int64_t n) {
 // Verifies the node carries a workspace of at least `need` bytes.
 inline Status CheckWorkspace(const KernelCall& call, size_t need) {
   if (need == 0) return Status::Ok();
-  BATON_KCHECK(call.num_workspace >= 1 && call.workspace != nullptr &&
-                   call.workspace[0].present(),
+  BATON_KCHECK(call.num_workspace >= 1 && call.workspace != nullptr && call.workspace[0].present(),
                "kernel needs a workspace tensor");
   BATON_KCHECK(ByteSize(call.workspace[0]) >= need, "workspace tensor too small");
   return Status::Ok();

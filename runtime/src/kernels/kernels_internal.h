@@ -32,8 +32,8 @@ Status MulEval(const KernelCall& call);
 Status DivEval(const KernelCall& call);
 
 // activation.cc
-Status UnaryPrepare(const KernelCall& call);          // Relu Sigmoid Tanh HardSwish
-Status ActivationPrepare(const KernelCall& call);     // + requires ActivationParams
+Status UnaryPrepare(const KernelCall& call);       // Relu Sigmoid Tanh HardSwish
+Status ActivationPrepare(const KernelCall& call);  // + requires ActivationParams
 Status ReluEval(const KernelCall& call);
 Status LeakyReluEval(const KernelCall& call);
 Status ClipEval(const KernelCall& call);

@@ -12,12 +12,12 @@ namespace {
 
 struct MatMulShape {
   int64_t m = 1, n = 1, k = 1;
-  uint32_t batch_rank = 0;        // output batch dims
-  int64_t batch[kMaxRank] = {};   // output batch dims
+  uint32_t batch_rank = 0;          // output batch dims
+  int64_t batch[kMaxRank] = {};     // output batch dims
   int64_t a_stride[kMaxRank] = {};  // per output batch dim, in elements (0: broadcast)
   int64_t b_stride[kMaxRank] = {};
   int64_t batch_count = 1;
-  bool fold_a_batch = false;      // B is one matrix: run A's batch as extra rows
+  bool fold_a_batch = false;  // B is one matrix: run A's batch as extra rows
 };
 
 Status ParseMatMul(const KernelCall& call, MatMulShape* out) {

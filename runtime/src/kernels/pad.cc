@@ -33,11 +33,29 @@ int64_t SourceIndex(int64_t i, int64_t n, uint8_t mode) {
 void FillBytes(DType dtype, float value, uint8_t out[8]) {
   memset(out, 0, 8);
   switch (dtype) {
-    case DType::Float32: memcpy(out, &value, 4); break;
-    case DType::Int32: { const int32_t v = static_cast<int32_t>(value); memcpy(out, &v, 4); break; }
-    case DType::Int64: { const int64_t v = static_cast<int64_t>(value); memcpy(out, &v, 8); break; }
-    case DType::UInt8: { const uint8_t v = static_cast<uint8_t>(value); memcpy(out, &v, 1); break; }
-    case DType::Int8: { const int8_t v = static_cast<int8_t>(value); memcpy(out, &v, 1); break; }
+    case DType::Float32:
+      memcpy(out, &value, 4);
+      break;
+    case DType::Int32: {
+      const int32_t v = static_cast<int32_t>(value);
+      memcpy(out, &v, 4);
+      break;
+    }
+    case DType::Int64: {
+      const int64_t v = static_cast<int64_t>(value);
+      memcpy(out, &v, 8);
+      break;
+    }
+    case DType::UInt8: {
+      const uint8_t v = static_cast<uint8_t>(value);
+      memcpy(out, &v, 1);
+      break;
+    }
+    case DType::Int8: {
+      const int8_t v = static_cast<int8_t>(value);
+      memcpy(out, &v, 1);
+      break;
+    }
   }
 }
 

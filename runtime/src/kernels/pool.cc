@@ -36,9 +36,9 @@ Status ParsePool(const KernelCall& call, Window2d* out, bool* out_include_pad) {
     const int64_t span = in + pb + pe - d * (k - 1) - 1;
     return ceil && span >= 0 && size == CeilDiv(span, s) + 1;
   };
-  BATON_KCHECK(ok(g.oh, g.h, g.kh, g.sh, g.dh, g.pt, g.pb) &&
-                   ok(g.ow, g.w, g.kw, g.sw, g.dw, g.pl, g.pr),
-               "pool output spatial shape mismatch");
+  BATON_KCHECK(
+      ok(g.oh, g.h, g.kh, g.sh, g.dh, g.pt, g.pb) && ok(g.ow, g.w, g.kw, g.sw, g.dw, g.pl, g.pr),
+      "pool output spatial shape mismatch");
   *out = g;
   *out_include_pad = p->count_include_pad();
   return Status::Ok();

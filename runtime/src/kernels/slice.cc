@@ -26,7 +26,8 @@ Status SlicePrepare(const KernelCall& call) {
   BATON_KCHECK(!p->ends() || p->ends()->size() == r, "SliceParams ends length mismatch");
   BATON_KCHECK(!p->axes() || p->axes()->size() == r, "SliceParams axes length mismatch");
   for (uint32_t d = 0; d < r; ++d) {
-    if (p->axes()) BATON_KCHECK(p->axes()->Get(d) == static_cast<int32_t>(d), "Slice axes not normalized");
+    if (p->axes())
+      BATON_KCHECK(p->axes()->Get(d) == static_cast<int32_t>(d), "Slice axes not normalized");
     const int64_t start = p->starts()->Get(d);
     const int64_t step = p->steps()->Get(d);
     const int64_t count = y.dim(d);

@@ -19,8 +19,7 @@ struct Window2d {
 
   // Number of window taps along y (x) whose position lies in
   // [lo_bound, hi_bound), for a window starting at `start`.
-  static int64_t TapsIn(int64_t start, int64_t k, int64_t d, int64_t lo_bound,
-                        int64_t hi_bound) {
+  static int64_t TapsIn(int64_t start, int64_t k, int64_t d, int64_t lo_bound, int64_t hi_bound) {
     int64_t lo = CeilDiv(lo_bound - start, d);
     int64_t hi = FloorDiv(hi_bound - 1 - start, d) + 1;
     lo = lo < 0 ? 0 : lo;

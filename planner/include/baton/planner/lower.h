@@ -26,10 +26,4 @@ struct LoweredParams {
 Result<LoweredParams> LowerParams(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
                                   const Node& node);
 
-// Explicit pads (begin..., end...) for Conv/pool nodes, resolving auto_pad.
-std::vector<int64_t> ResolvePads(const Node& node, const std::vector<int64_t>& in_spatial,
-                                 const std::vector<int64_t>& kernel,
-                                 const std::vector<int64_t>& strides,
-                                 const std::vector<int64_t>& dilations);
-
 }  // namespace baton::planner
