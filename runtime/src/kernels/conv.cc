@@ -70,83 +70,67 @@ struct Im2colSource {
 
 // Packs the implicit im2col matrix: row k = (c, ky, kx), column j = (oy, ox),
 // value x[c][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw] (zero in the padding).
+// A panel of kNr columns is a few runs of consecutive ox within one output
+// row ("segments"); for each packed row, a segment is a strided run of one
+// input row with zeros where it leaves the row.
 void PackBIm2col(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
   const Im2colSource& src = *static_cast<const Im2colSource*>(ctx);
   const Window2d& g = *src.win;
   const int64_t H = g.h, W = g.w, sw = g.sw;
   const int64_t khw = g.kh * g.kw;
+  struct Segment {
+    int64_t jj, len;   // columns [jj, jj + len) of the panel
+    int64_t iy0, ix0;  // input position of the first column's window at tap (0, 0)
+  };
+  Segment segs[kNr];
   for (int64_t jp = 0; jp < nc; jp += kNr) {
     const int64_t width = nc - jp < kNr ? nc - jp : kNr;
-    const int64_t j = j0 + jp;
     float* panel = dst + jp * kc;
-    const int64_t oy = j / g.ow;
-    const int64_t ox = j % g.ow;
+    int nseg = 0;
+    int64_t oy = (j0 + jp) / g.ow;
+    int64_t ox = (j0 + jp) % g.ow;
+    for (int64_t jj = 0; jj < width; ++oy, ox = 0) {
+      const int64_t len = width - jj < g.ow - ox ? width - jj : g.ow - ox;
+      segs[nseg++] = Segment{jj, len, oy * g.sh - g.pt, ox * sw - g.pl};
+      jj += len;
+    }
     int64_t c = k0 / khw;
     int64_t ky = (k0 % khw) / g.kw;
     int64_t kx = k0 % g.kw;
-    if (width == kNr && ox + kNr <= g.ow) {
-      // The panel lies within one output row: each packed row is a strided
-      // run of one input row.
-      const int64_t iy0 = oy * g.sh - g.pt;
-      const int64_t ix0 = ox * sw - g.pl;
-      for (int64_t p = 0; p < kc; ++p) {
-        float* out = panel + p * kNr;
-        const int64_t iy = iy0 + ky * g.dh;
-        const int64_t ix = ix0 + kx * g.dw;
+    for (int64_t p = 0; p < kc; ++p) {
+      float* out = panel + p * kNr;
+      const float* plane = src.x + c * H * W;
+      for (int s = 0; s < nseg; ++s) {
+        const Segment& seg = segs[s];
+        float* o = out + seg.jj;
+        const int64_t iy = seg.iy0 + ky * g.dh;
         if (iy < 0 || iy >= H) {
-          for (int jj = 0; jj < kNr; ++jj) out[jj] = 0.0f;
-        } else {
-          const float* row = src.x + (c * H + iy) * W;
-          if (ix >= 0 && ix + (kNr - 1) * sw < W) {
-            if (sw == 1) {
-              memcpy(out, row + ix, sizeof(float) * kNr);
-            } else {
-              for (int jj = 0; jj < kNr; ++jj) out[jj] = row[ix + jj * sw];
-            }
+          for (int64_t t = 0; t < seg.len; ++t) o[t] = 0.0f;
+          continue;
+        }
+        const float* row = plane + iy * W;
+        const int64_t ix = seg.ix0 + kx * g.dw;
+        if (ix >= 0 && ix + (seg.len - 1) * sw < W) {  // inside the row
+          if (sw != 1) {
+            for (int64_t t = 0; t < seg.len; ++t) o[t] = row[ix + t * sw];
+          } else if (seg.len == kNr) {
+            memcpy(o, row + ix, sizeof(float) * kNr);
           } else {
-            for (int jj = 0; jj < kNr; ++jj) {
-              const int64_t xx = ix + jj * sw;
-              out[jj] = (xx >= 0 && xx < W) ? row[xx] : 0.0f;
-            }
+            for (int64_t t = 0; t < seg.len; ++t) o[t] = row[ix + t];
           }
-        }
-        if (++kx == g.kw) {
-          kx = 0;
-          if (++ky == g.kh) {
-            ky = 0;
-            ++c;
+        } else {  // partly in the left or right padding
+          for (int64_t t = 0; t < seg.len; ++t) {
+            const int64_t xx = ix + t * sw;
+            o[t] = (xx >= 0 && xx < W) ? row[xx] : 0.0f;
           }
         }
       }
-    } else {
-      // The panel wraps to the next output row or runs past the matrix.
-      int64_t iy_base[kNr];
-      int64_t ix_base[kNr];
-      int64_t cy = oy, cx = ox;
-      for (int jj = 0; jj < kNr; ++jj) {
-        iy_base[jj] = cy * g.sh - g.pt;
-        ix_base[jj] = cx * sw - g.pl;
-        if (jj >= width) iy_base[jj] = -(int64_t{1} << 40);  // never valid
-        if (++cx == g.ow) {
-          cx = 0;
-          ++cy;
-        }
-      }
-      for (int64_t p = 0; p < kc; ++p) {
-        float* out = panel + p * kNr;
-        const float* plane = src.x + c * H * W;
-        const int64_t dy = ky * g.dh, dx = kx * g.dw;
-        for (int jj = 0; jj < kNr; ++jj) {
-          const int64_t iy = iy_base[jj] + dy;
-          const int64_t ix = ix_base[jj] + dx;
-          out[jj] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? plane[iy * W + ix] : 0.0f;
-        }
-        if (++kx == g.kw) {
-          kx = 0;
-          if (++ky == g.kh) {
-            ky = 0;
-            ++c;
-          }
+      for (int64_t t = width; t < kNr; ++t) out[t] = 0.0f;
+      if (++kx == g.kw) {
+        kx = 0;
+        if (++ky == g.kh) {
+          ky = 0;
+          ++c;
         }
       }
     }

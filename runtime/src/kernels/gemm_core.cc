@@ -67,6 +67,35 @@ BATON_NOINLINE void MicroKernelPacked(int64_t kc, const float* __restrict a,
   }
 }
 
+// Same product with A read in place (row-major, unit column stride) and B
+// packed. With the wide-vector tiles this is as fast as the packed kernel and
+// saves packing the weights (the dominant cost once the kernel is fast); with
+// the SSE tile it is slower, so the portable build packs A.
+#if defined(__AVX2__) || defined(__AVX512F__)
+constexpr bool kAInPlace = true;
+#else
+constexpr bool kAInPlace = false;
+#endif
+
+BATON_NOINLINE void MicroKernelAStrided(int64_t kc, const float* __restrict a, int64_t lda,
+                                        const float* __restrict b, float* __restrict tile) {
+  float acc[kMr][kNr];
+  for (int i = 0; i < kMr; ++i) {
+    for (int j = 0; j < kNr; ++j) acc[i][j] = 0.0f;
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    float av[kMr];
+    for (int i = 0; i < kMr; ++i) av[i] = a[i * lda + p];
+    for (int i = 0; i < kMr; ++i) {
+      for (int j = 0; j < kNr; ++j) acc[i][j] += av[i] * b[j];
+    }
+    b += kNr;
+  }
+  for (int i = 0; i < kMr; ++i) {
+    for (int j = 0; j < kNr; ++j) tile[i * kNr + j] = acc[i][j];
+  }
+}
+
 // Same product with A and B read in place (row-major, unit column stride).
 BATON_NOINLINE void MicroKernelDirect(int64_t kc, const float* __restrict a, int64_t lda,
                                       const float* __restrict b, int64_t ldb,
@@ -267,6 +296,10 @@ void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, P
   float* packed_b = workspace + blocking.BOffset();
   float tile[kMr * kNr];
 
+  // Row-major A with alpha 1 (convolution weights) is read in place when the
+  // tile allows; a partial bottom tile then reuses the last full window.
+  const bool a_in_place = kAInPlace && a.col_stride == 1 && alpha == 1.0f && m >= kMr;
+
   for (int64_t jc = 0; jc < n; jc += nb) {
     const int64_t nc = Min(nb, n - jc);
     for (int64_t pc = 0; pc < k; pc += kb) {
@@ -276,15 +309,23 @@ void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, P
       pack_b(b_ctx, pc, kc, jc, nc, packed_b);
       for (int64_t ic = 0; ic < m; ic += mb) {
         const int64_t mc = Min(mb, m - ic);
-        PackA(a, alpha, ic, mc, pc, kc, packed_a);
+        if (!a_in_place) PackA(a, alpha, ic, mc, pc, kc, packed_a);
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           const int64_t nr = Min(kNr, nc - jr);
           const float* bp = packed_b + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = Min(kMr, mc - ir);
-            MicroKernelPacked(kc, packed_a + ir * kc, bp, tile);
-            const float* bias = epi.row_bias ? epi.row_bias + ic + ir : nullptr;
-            StoreTile(tile, mr, nr, c + (ic + ir) * ldc + jc + jr, ldc, bias, epi, first, last);
+            const int64_t row = ic + ir;
+            const float* kept = tile;
+            if (a_in_place) {
+              const int64_t r0 = mr == kMr ? row : m - kMr;
+              MicroKernelAStrided(kc, a.data + r0 * a.row_stride + pc, a.row_stride, bp, tile);
+              kept = tile + (row - r0) * kNr;
+            } else {
+              MicroKernelPacked(kc, packed_a + ir * kc, bp, tile);
+            }
+            const float* bias = epi.row_bias ? epi.row_bias + row : nullptr;
+            StoreTile(kept, mr, nr, c + row * ldc + jc + jr, ldc, bias, epi, first, last);
           }
         }
       }

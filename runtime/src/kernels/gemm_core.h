@@ -16,8 +16,17 @@
 //      packed A : panel q = rows [q*kMr, q*kMr+kMr), k-major:
 //                 a[(q*kc + k)*kMr + i]          (zero padded past m)
 //
+//    With the AVX2/AVX-512 tiles, a row-major A with alpha 1 (convolution
+//    weights) is read in place instead of packed.
+//
 //  - GemmDirect: no workspace; row-major A and B (unit column stride) are
 //    read in place. Used for 1x1 convolutions, whose B is the input tensor.
+//
+//  - Gemv: the m == 1 case, no workspace.
+//
+// Partial tiles: packed operands are zero padded; operands read in place are
+// covered by a full tile shifted back over its neighbour (only the new rows
+// or columns are stored).
 //
 // The micro-kernels are plain C++ loops over a local kMr x kNr accumulator
 // array that GCC vectorizes (SSE2 on the portable build, wider with
