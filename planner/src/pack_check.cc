@@ -30,7 +30,8 @@ Check ValidatePacking(const PackProblem& problem, const PackSolution& solution) 
   int64_t height = 0;
   for (size_t i = 0; i < n; ++i) {
     const int64_t offset = solution.offsets[i];
-    if (offset < 0) return Fail(Describe(problem, i) + ": negative offset " + std::to_string(offset));
+    if (offset < 0)
+      return Fail(Describe(problem, i) + ": negative offset " + std::to_string(offset));
     if (offset % problem.alignment != 0) {
       return Fail(Describe(problem, i) + ": offset " + std::to_string(offset) +
                   " is not a multiple of " + std::to_string(problem.alignment));

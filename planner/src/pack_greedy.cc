@@ -50,7 +50,8 @@ class Placer {
       for (int k = c_.extra_begin[i]; k < c_.extra_begin[i + 1]; ++k) extra_mark_[c_.extra[k]] = i;
       busy_.clear();
       for (const auto& [offset, j] : placed_) {
-        if (c_.Overlap(i, j) || extra_mark_[j] == i) busy_.emplace_back(offset, offset + c_.size[j]);
+        if (c_.Overlap(i, j) || extra_mark_[j] == i)
+          busy_.emplace_back(offset, offset + c_.size[j]);
       }
       (*offsets)[i] = Gap(c_.size[i], fit);
       const std::pair<int64_t, int> entry((*offsets)[i], i);
@@ -146,15 +147,25 @@ int64_t GreedyPack(const Component& c, const std::vector<int>& order, Fit fit,
 GreedyResult GreedyPortfolio(const Component& c) {
   const std::vector<int64_t> total = MaxLiveOverLifetime(c);
   auto length = [&](int i) { return c.upper[i] - c.lower[i]; };
-  auto area = [&](int i) { return length(i) * c.size[i]; };
+  auto area = [&](int i) { return Area(length(i), c.size[i]); };
   // Each key sorts descending; the index breaks the remaining ties.
   using Key = std::vector<int64_t>;
   const std::vector<std::function<Key(int)>> keys = {
-      [&](int i) { return Key{c.size[i], length(i)}; },              // greedy by size
-      [&](int i) { return Key{total[i], c.size[i], length(i)}; },    // busiest time first
-      [&](int i) { return Key{area(i), c.size[i]}; },                // by area
-      [&](int i) { return Key{length(i), c.size[i]}; },              // longest first
-      [&](int i) { return Key{-c.lower[i], c.size[i]}; },            // in time (online)
+      [&](int i) {
+        return Key{c.size[i], length(i)};
+      },  // greedy by size
+      [&](int i) {
+        return Key{total[i], c.size[i], length(i)};
+      },  // busiest time first
+      [&](int i) {
+        return Key{area(i), c.size[i]};
+      },  // by area
+      [&](int i) {
+        return Key{length(i), c.size[i]};
+      },  // longest first
+      [&](int i) {
+        return Key{-c.lower[i], c.size[i]};
+      },  // in time (online)
   };
   GreedyResult best;
   best.height = -1;

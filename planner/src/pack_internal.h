@@ -26,7 +26,7 @@ inline constexpr int64_t kMaxAdjacencyEntries = int64_t{1} << 24;
 struct Component {
   int n = 0;
   int64_t alignment = 1;
-  std::vector<int> ids;              // index into PackProblem::buffers
+  std::vector<int> ids;               // index into PackProblem::buffers
   std::vector<int64_t> lower, upper;  // lifetimes, half-open
   std::vector<int64_t> bytes;         // real sizes
   std::vector<int64_t> size;          // sizes in units
@@ -49,9 +49,7 @@ struct Component {
   // Largest total of bytes live at one time, or in one section.
   int64_t lower_bound_bytes = 0;
 
-  bool Overlap(int i, int j) const {
-    return lower[i] < upper[j] && lower[j] < upper[i];
-  }
+  bool Overlap(int i, int j) const { return lower[i] < upper[j] && lower[j] < upper[i]; }
   // Height in bytes of a placement given in units.
   int64_t HeightBytes(const std::vector<int64_t>& offsets) const;
   // Largest offset + size (units) each buffer may reach so that its top stays
@@ -69,6 +67,11 @@ struct PackProblemView {
 };
 std::vector<Component> BuildComponents(const PackProblemView& view);
 
+// width * size for ordering keys, saturated instead of overflowing.
+inline int64_t Area(int64_t width, int64_t size) {
+  return width > INT64_MAX / size ? INT64_MAX : width * size;
+}
+
 // ---- Greedy (pack_greedy.cc) ----------------------------------------------
 
 enum class Fit { kFirst, kBest };
@@ -80,9 +83,9 @@ int64_t GreedyPack(const Component& c, const std::vector<int>& order, Fit fit,
                    std::vector<int64_t>* out_offsets);
 
 struct GreedyResult {
-  int64_t height = 0;               // bytes
-  std::vector<int64_t> offsets;     // units
-  std::vector<int> order;           // the order that produced it
+  int64_t height = 0;            // bytes
+  std::vector<int64_t> offsets;  // units
+  std::vector<int> order;        // the order that produced it
   Fit fit = Fit::kFirst;
 };
 // Every ordering x fit of the portfolio; returns the lowest.
@@ -91,9 +94,8 @@ GreedyResult GreedyPortfolio(const Component& c);
 // Vela-style hill climbing over greedy orderings, starting from `start`.
 // Deterministic (fixed seed); stops after `max_iterations`, at the deadline,
 // or when the height reaches `floor_bytes`.
-GreedyResult HillClimb(const Component& c, GreedyResult start,
-                       int64_t floor_bytes, int64_t max_iterations,
-                       Clock::time_point deadline);
+GreedyResult HillClimb(const Component& c, GreedyResult start, int64_t floor_bytes,
+                       int64_t max_iterations, Clock::time_point deadline);
 
 // ---- Exact search (pack_search.cc) ----------------------------------------
 
@@ -102,10 +104,10 @@ inline constexpr int kMaxExactBuffers = 3000;
 
 enum class SearchOutcome { kFound, kInfeasible, kBudget, kTimeout };
 
-// Static orderings that break ties among equally low candidates (MiniMalloc's
-// preorderings): 0 = width, area, total; 1 = total, area, width;
-// 2 = total, width, area.
-inline constexpr int kNumHeuristics = 3;
+// Static orderings that break ties among equally low candidates: MiniMalloc's
+// three preorderings (width, area, total / total, area, width / total, width,
+// area) and five more for diversity across restarts (see pack_search.cc).
+inline constexpr int kNumHeuristics = 8;
 
 // Decides whether every buffer i fits with offset + size <= caps[i] (units),
 // by depth-first search over canonical packings, trying at most `node_budget`
@@ -113,10 +115,8 @@ inline constexpr int kNumHeuristics = 3;
 struct SearchStats {
   int64_t nodes = 0;
 };
-SearchOutcome ExactSearch(const Component& c, const std::vector<int64_t>& caps,
-                          int heuristic, int64_t node_budget,
-                          Clock::time_point deadline,
-                          std::vector<int64_t>* out_offsets,
-                          SearchStats* stats = nullptr);
+SearchOutcome ExactSearch(const Component& c, const std::vector<int64_t>& caps, int heuristic,
+                          int64_t node_budget, Clock::time_point deadline,
+                          std::vector<int64_t>* out_offsets, SearchStats* stats = nullptr);
 
 }  // namespace baton::planner::pack_detail

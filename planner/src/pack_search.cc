@@ -57,7 +57,8 @@ class Search {
     total_.assign(sections, 0);
     witness_.assign(sections, -1);
     for (int s = 0; s < sections; ++s) {
-      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k) total_[s] += c_.size[c_.sec_buf[k]];
+      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k)
+        total_[s] += c_.size[c_.sec_buf[k]];
       if (total_[s] > cap_max_) return SearchOutcome::kInfeasible;
       witness_[s] = c_.sec_buf[c_.sec_begin[s]];
     }
@@ -73,18 +74,19 @@ class Search {
       }
     }
     min_size_ = *std::min_element(c_.size.begin(), c_.size.end());
-    // Identical buffers (same lifetime and size, interval-only) are
+    // Identical buffers (same lifetime and bytes, interval-only) are
     // interchangeable: place them in index order, which every ranking keeps
     // (the index breaks ties between equal keys).
     twin_.assign(n, -1);
     if (c_.interval_only) {
       std::vector<int> by_key(n);
       for (int i = 0; i < n; ++i) by_key[i] = i;
-      auto key = [&](int i) { return std::make_tuple(c_.lower[i], c_.upper[i], c_.size[i], i); };
+      auto key = [&](int i) { return std::make_tuple(c_.lower[i], c_.upper[i], c_.bytes[i], i); };
       std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return key(a) < key(b); });
       for (int k = 1; k < n; ++k) {
         const int a = by_key[k - 1], b = by_key[k];
-        if (c_.lower[a] == c_.lower[b] && c_.upper[a] == c_.upper[b] && c_.size[a] == c_.size[b]) {
+        if (c_.lower[a] == c_.lower[b] && c_.upper[a] == c_.upper[b] &&
+            c_.bytes[a] == c_.bytes[b]) {
           twin_[b] = a;
         }
       }
@@ -117,6 +119,9 @@ class Search {
   // Ranks `buffers` 0, 1, ... by the static ordering, with each buffer's
   // total taken over the sizes still unplaced in its sections. "Width" is the
   // lifetime, or the degree when intervals do not describe the conflicts.
+  // Orderings 0-2 are MiniMalloc's; the others add diversity for restarts,
+  // the last three by jittering the total with a hash of the buffer's shape.
+  // Identical buffers always get equal keys, so the index orders them.
   void RankBuffers(const std::vector<int>& buffers) {
     std::vector<std::array<int64_t, 4>> key;
     key.reserve(buffers.size());
@@ -125,13 +130,32 @@ class Search {
       for (int k = c_.mem_begin[i]; k < c_.mem_begin[i + 1]; ++k) {
         total = std::max(total, total_[c_.mem_sec[k]]);
       }
-      const int64_t width = c_.interval_only ? c_.upper[i] - c_.lower[i]
-                                             : c_.adj_begin[i + 1] - c_.adj_begin[i];
-      const int64_t area = width * c_.size[i];
+      const int64_t width =
+          c_.interval_only ? c_.upper[i] - c_.lower[i] : c_.adj_begin[i + 1] - c_.adj_begin[i];
+      const int64_t area = Area(width, c_.size[i]);
       switch (heuristic_) {
-        case 0: key.push_back({width, area, total, -i}); break;
-        case 1: key.push_back({total, area, width, -i}); break;
-        default: key.push_back({total, width, area, -i}); break;
+        case 0:
+          key.push_back({width, area, total, -i});
+          break;
+        case 1:
+          key.push_back({total, area, width, -i});
+          break;
+        case 2:
+          key.push_back({total, width, area, -i});
+          break;
+        case 3:
+          key.push_back({c_.size[i], width, total, -i});
+          break;
+        case 4:
+          key.push_back({area, total, width, -i});
+          break;
+        default: {
+          const uint64_t h = Mix(static_cast<uint64_t>(heuristic_) ^ Mix(c_.lower[i]) ^
+                                 Mix(c_.upper[i] + 1) ^ Mix(c_.size[i] + 2));
+          const int64_t jitter = static_cast<int64_t>(h % 512);
+          key.push_back({total + (total >> 10) * jitter, area, width, -i});
+          break;
+        }
       }
     }
     std::vector<int> order(buffers.size());
@@ -139,6 +163,13 @@ class Search {
     std::sort(order.begin(), order.end(), [&](int a, int b) { return key[a] > key[b]; });
     for (size_t r = 0; r < order.size(); ++r) rank_[buffers[order[r]]] = static_cast<int>(r);
   }
+
+  static uint64_t Mix(uint64_t z) {  // splitmix64's finalizer
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  static uint64_t Mix(int64_t z) { return Mix(static_cast<uint64_t>(z)); }
 
   void Set(int64_t* where, int64_t value) {
     log_.emplace_back(where, *where);
@@ -246,8 +277,8 @@ class Search {
     for (int b : p.buffers) {
       if (off_[b] >= 0) continue;
       min_height = std::min(min_height, minoff_[b] + c_.size[b]);
-      if (open_[b] == 0 && (minoff_[b] < fixed_offset ||
-                            (minoff_[b] == fixed_offset && rank_[b] < fixed_rank))) {
+      if (open_[b] == 0 &&
+          (minoff_[b] < fixed_offset || (minoff_[b] == fixed_offset && rank_[b] < fixed_rank))) {
         fixed_offset = minoff_[b];
         fixed_rank = rank_[b];
       }

@@ -2,7 +2,8 @@
 //   MiniMalloc/<X>:      the challenging set at its capacity of 1,048,576 bytes
 //   MiniMallocMin/<X>:   the same without a capacity (minimize, 5 s limit)
 //   Synthetic/<n>/<s>:   n buffers of a model-like profile, s seconds of search
-//   Tiling/<n>:          guillotine tilings of a 2^20-byte arena (perfect packings)
+//   Tiling/<n>/<c>:      guillotine tilings of a 2^20-byte arena (perfect packings),
+//                        at that capacity (c = 1) or minimized (c = 0), 10 s limit
 // Counters: height, lower_bound, capacity (bytes) and excess = height /
 // max(capacity, lower bound) - 1. Run:
 //   build/tests/baton_pack_bench --benchmark_filter=MiniMalloc/
@@ -82,7 +83,7 @@ PackProblem Synthetic(int n, uint64_t seed) {
   PackProblem p;
   for (int i = 0; i < n; ++i) {
     const int64_t length = rng() % 50 == 0 ? 1 + static_cast<int64_t>(rng() % (n / 5 + 1))
-                                            : 1 + static_cast<int64_t>(rng() % 8);
+                                           : 1 + static_cast<int64_t>(rng() % 8);
     p.buffers.push_back({"t" + std::to_string(i), i, i + length, 1024 * kib(rng)});
   }
   return p;
@@ -123,6 +124,7 @@ PackProblem Tiling(int n, uint64_t seed) {
 
 void BM_Tiling(benchmark::State& state) {
   PackProblem p = Tiling(static_cast<int>(state.range(0)), 7);
+  p.capacity = state.range(1) ? int64_t{1} << 20 : 0;
   p.time_limit_s = 10;
   Run(state, p);
 }
@@ -131,8 +133,8 @@ const char* const kInstances[] = {"A", "B", "C", "D", "E", "F", "G", "H", "I", "
 
 void RegisterAll() {
   for (const char* name : kInstances) {
-    benchmark::RegisterBenchmark((std::string("MiniMalloc/") + name).c_str(), BM_MiniMalloc,
-                                 name, true)
+    benchmark::RegisterBenchmark((std::string("MiniMalloc/") + name).c_str(), BM_MiniMalloc, name,
+                                 true)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
   }
@@ -150,9 +152,10 @@ void RegisterAll() {
       ->Unit(benchmark::kMillisecond)
       ->Iterations(1);
   benchmark::RegisterBenchmark("Tiling", BM_Tiling)
-      ->Arg(100)
-      ->Arg(300)
-      ->Arg(1000)
+      ->Args({100, 1})
+      ->Args({300, 1})
+      ->Args({1000, 1})
+      ->Args({1000, 0})
       ->Unit(benchmark::kMillisecond)
       ->Iterations(1);
 }

@@ -36,8 +36,8 @@ TEST(Pack, Empty) {
 TEST(Pack, SanityCaseInput12) {
   // MiniMalloc's examples/input.12.csv.
   PackProblem p;
-  p.buffers = {{"b1", 0, 3, 4}, {"b2", 3, 9, 4}, {"b3", 0, 9, 4}, {"b4", 9, 21, 4},
-               {"b5", 0, 21, 4}};
+  p.buffers = {
+      {"b1", 0, 3, 4}, {"b2", 3, 9, 4}, {"b3", 0, 9, 4}, {"b4", 9, 21, 4}, {"b5", 0, 21, 4}};
   const PackSolution s = PackOrDie(p);
   EXPECT_EQ(s.height, 12);
   EXPECT_EQ(s.lower_bound, 12);
@@ -82,6 +82,9 @@ TEST(Pack, RejectsBadInput) {
   q = p;
   q.buffers[0].size = int64_t{1} << 62;
   expect_error(q, "exceeds");
+  q = p;
+  q.buffers[0].lower = -(int64_t{1} << 62);
+  expect_error(q, "buffer 0 ('a'): lifetime must lie within");
 }
 
 TEST(Pack, CapacityBelowLiveBytesFailsAtOnce) {
@@ -127,6 +130,12 @@ TEST(PackProperty, TinyWithExtraConflictsMatchesBruteForce) {
     ASSERT_EQ(s.height, optimum) << "round " << round;
     EXPECT_TRUE(s.optimal) << "round " << round;
     EXPECT_LE(s.lower_bound, optimum);
+    p.capacity = optimum;
+    EXPECT_EQ(PackOrDie(p).height, optimum) << "round " << round;
+    if (optimum > 1) {
+      p.capacity = optimum - 1;
+      EXPECT_FALSE(Pack(p).ok()) << "round " << round;
+    }
   }
 }
 
@@ -146,14 +155,22 @@ TEST(PackProperty, TinyConflictGraphOnlyMatchesBruteForce) {
 
 TEST(PackProperty, TinyAlignedMatchesBruteForce) {
   std::mt19937_64 rng(4);
-  for (int round = 0; round < 200; ++round) {
-    const int n = 1 + static_cast<int>(rng() % 6);
+  for (int round = 0; round < 400; ++round) {
+    const int n = 1 + static_cast<int>(rng() % 7);
     const int64_t alignment = int64_t{1} << (rng() % 4);
     PackProblem p = RandomProblem(rng, n, 8, 12, alignment);
     p.time_limit_s = 5;
     const PackSolution s = PackOrDie(p);  // validates alignment
-    ASSERT_EQ(s.height, BruteOptimum(p)) << "round " << round << " alignment " << alignment;
+    const int64_t optimum = BruteOptimum(p);
+    ASSERT_EQ(s.height, optimum) << "round " << round << " alignment " << alignment;
     for (int64_t o : s.offsets) EXPECT_EQ(o % alignment, 0);
+    // Capacities that are not multiples of the alignment.
+    p.capacity = optimum;
+    EXPECT_EQ(PackOrDie(p).height, optimum) << "round " << round;
+    if (optimum > 1) {
+      p.capacity = optimum - 1;
+      EXPECT_FALSE(Pack(p).ok()) << "round " << round;
+    }
   }
 }
 
@@ -210,8 +227,8 @@ TEST(Pack, DeterministicWhenTheSearchCompletes) {
 TEST(Pack, IndependentComponents) {
   // Two disjoint phases; the second sets the height.
   PackProblem p;
-  p.buffers = {{"a", 0, 2, 4}, {"b", 1, 3, 4}, {"c", 10, 12, 8}, {"d", 11, 13, 8},
-               {"e", 12, 14, 8}};
+  p.buffers = {
+      {"a", 0, 2, 4}, {"b", 1, 3, 4}, {"c", 10, 12, 8}, {"d", 11, 13, 8}, {"e", 12, 14, 8}};
   const PackSolution s = PackOrDie(p);
   EXPECT_EQ(s.height, 16);
   EXPECT_TRUE(s.optimal);
@@ -243,7 +260,7 @@ PackProblem LargeProblem(int n, uint64_t seed) {
   std::uniform_int_distribution<int64_t> size(1, 64);
   for (int i = 0; i < n; ++i) {
     const int64_t len = rng() % 50 == 0 ? 1 + static_cast<int64_t>(rng() % 2000)
-                                         : 1 + static_cast<int64_t>(rng() % 8);
+                                        : 1 + static_cast<int64_t>(rng() % 8);
     p.buffers.push_back({"t" + std::to_string(i), i, i + len, 1024 * size(rng)});
   }
   return p;
@@ -269,7 +286,8 @@ TEST(Pack, TenThousandBuffersInSeconds) {
 TEST(Pack, DenseProblemWithoutAdjacency) {
   PackProblem p;
   const int n = 4200;  // 4200^2 > 2^24 conflict entries
-  for (int i = 0; i < n; ++i) p.buffers.push_back({"d" + std::to_string(i), i % 7, n + 10, 1 + i % 5});
+  for (int i = 0; i < n; ++i)
+    p.buffers.push_back({"d" + std::to_string(i), i % 7, n + 10, 1 + i % 5});
   p.extra_conflicts = {{0, 1}};
   p.time_limit_s = 1;
   const PackSolution s = PackOrDie(p);

@@ -66,15 +66,15 @@ int RunPack(const PackOptions& options) {
   }
 
   const int64_t gap = solution->height - solution->lower_bound;
-  const std::string quality =
-      gap == 0 ? "optimal"
-      : solution->optimal ? "optimal, " + std::to_string(gap) + " above the bound"
-                          : std::to_string(gap) + " bytes above the bound";
+  const std::string quality = gap == 0 ? "optimal"
+                              : solution->optimal
+                                  ? "optimal, " + std::to_string(gap) + " above the bound"
+                                  : std::to_string(gap) + " bytes above the bound";
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.3f", solution->seconds);
-  std::cerr << "baton pack: " << problem.buffers.size() << " buffers, height "
-            << solution->height << " bytes, lower bound " << solution->lower_bound << " bytes ("
-            << quality << "), " << seconds << " s\n";
+  std::cerr << "baton pack: " << problem.buffers.size() << " buffers, height " << solution->height
+            << " bytes, lower bound " << solution->lower_bound << " bytes (" << quality << "), "
+            << seconds << " s\n";
   if (problem.capacity > 0) {
     std::cerr << "baton pack: fits within the capacity of " << problem.capacity << " bytes\n";
   }

@@ -15,16 +15,16 @@ namespace baton::planner {
 
 struct PackBuffer {
   std::string id;
-  int64_t lower = 0;   // first time step the buffer is live
-  int64_t upper = 0;   // one past the last; upper > lower
-  int64_t size = 0;    // bytes, > 0
+  int64_t lower = 0;  // first time step the buffer is live
+  int64_t upper = 0;  // one past the last; upper > lower
+  int64_t size = 0;   // bytes, > 0
   // Pairs that must not share bytes although their lifetimes do not
   // intersect go in PackProblem::extra_conflicts.
 };
 
 struct PackProblem {
   std::vector<PackBuffer> buffers;
-  int64_t alignment = 1;       // every offset is a multiple of this
+  int64_t alignment = 1;  // every offset is a multiple of this
   // 0: minimize the height until it is proven optimal or time runs out.
   // >0: decide whether the buffers fit within this many bytes, and return the
   // first packing found that does (not necessarily the lowest).
@@ -47,7 +47,7 @@ struct PackSolution {
   // The height is proven minimal: it equals lower_bound, or an exhaustive
   // search showed that nothing lower fits.
   bool optimal = false;
-  double seconds = 0;            // wall time Pack() took
+  double seconds = 0;  // wall time Pack() took
 };
 
 // Fails (with a message) only for invalid input, or when a capacity is given
