@@ -7,6 +7,7 @@
 #include "baton/executor.h"
 #include "baton/planner/copies.h"
 #include "baton/planner/emit.h"
+#include "baton/planner/inspect.h"
 #include "baton/planner/memory.h"
 #include "baton/planner/schedule.h"
 #include "baton/planner/sim.h"
@@ -19,15 +20,9 @@ constexpr uint32_t kProfileInferences = 48;
 
 Result<SimResult> SimulateProgram(const Program& p) {
   BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(p));
-  std::unique_ptr<uint8_t, decltype(&std::free)> aligned(
-      static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)), &std::free);
-  std::memcpy(aligned.get(), bytes.data(), bytes.size());
-  PlanView view;
-  LoadError error;
-  if (!PlanView::Load(aligned.get(), bytes.size(), &view, &error).ok()) {
-    return Fail(std::string("internal: the runtime rejects the plan: ") + error.text);
-  }
-  return Simulate(view, p.target, kProfileInferences);
+  BATON_ASSIGN_OR_RETURN(LoadedPlan plan,
+                         LoadedPlan::FromBytes(bytes.data(), bytes.size(), "internal: emitted plan"));
+  return Simulate(plan.view(), p.target, kProfileInferences);
 }
 
 Result<double> SimulatedThroughput(const Program& p) {
@@ -153,14 +148,12 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
 }
 
 Check VerifyWithRuntime(const std::string& plan_bytes) {
-  // The loader needs 16-byte aligned bytes.
-  std::unique_ptr<uint8_t, decltype(&std::free)> copy(
-      static_cast<uint8_t*>(std::aligned_alloc(64, (plan_bytes.size() + 63) / 64 * 64)), &std::free);
-  std::memcpy(copy.get(), plan_bytes.data(), plan_bytes.size());
-  PlanView view;
+  BATON_ASSIGN_OR_RETURN(LoadedPlan plan,
+                         LoadedPlan::FromBytes(plan_bytes.data(), plan_bytes.size(),
+                                               "internal: the runtime rejects the plan"));
+  const PlanView& view = plan.view();
   LoadError error;
-  Status status = PlanView::Load(copy.get(), plan_bytes.size(), &view, &error);
-  if (!status.ok()) return Fail(std::string("internal: the runtime rejects the plan: ") + error.text);
+  Status status;
   KernelRegistry registry;
   Status reg = RegisterReferenceKernels(&registry);
   if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
