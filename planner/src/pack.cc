@@ -124,8 +124,8 @@ SearchOutcome Decide(ComponentState& s, int64_t target, Clock::time_point deadli
 
 // Lowers the component's height towards max(lower bound, floor) with
 // budgeted searches at three targets: the bound itself (aggressive), halfway,
-// and one byte below the best so far (conservative). The targets share the
-// search fairly, by nodes spent. Each keeps its own node budget and cycles
+// and a sixteenth of the gap below the best so far (conservative). The
+// targets share the search fairly, by nodes spent. Each keeps its own node budget and cycles
 // through the static orderings; when a whole cycle ends undecided, its
 // budget doubles. So a hard bound gets ever longer searches while small gains
 // keep coming at the conservative target.
@@ -140,8 +140,8 @@ void Minimize(ComponentState& s, int64_t floor_bytes, Clock::time_point deadline
   while (Clock::now() < deadline) {
     const int64_t low = std::max(s.lower_bound, floor_bytes);
     if (s.height <= low) return;
-    // The conservative target asks for a sixteenth of the gap, so that it
-    // does not crawl down one byte at a time.
+    // A sixteenth of the gap, so that the conservative target does not crawl
+    // down one byte at a time.
     const int64_t gap = s.height - low;
     const int64_t targets[3] = {low, low + (gap - 1) / 2,
                                 s.height - std::max<int64_t>(1, gap / 16)};

@@ -3,8 +3,8 @@
 // hillclimb allocator). Everything here is deterministic.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -15,9 +15,8 @@
 namespace baton::planner::pack_detail {
 namespace {
 
-// Places order[from..] given that order[..from) are placed at `offsets`.
-// `pos` is the inverse of `order`. Offsets are units; returns nothing, the
-// caller measures the height.
+// Places order[from..] given that order[..from) are placed at `offsets`
+// (units); `pos` is the inverse of `order`. The caller measures the height.
 class Placer {
  public:
   explicit Placer(const Component& c) : c_(c) {}
@@ -50,8 +49,9 @@ class Placer {
       for (int k = c_.extra_begin[i]; k < c_.extra_begin[i + 1]; ++k) extra_mark_[c_.extra[k]] = i;
       busy_.clear();
       for (const auto& [offset, j] : placed_) {
-        if (c_.Overlap(i, j) || extra_mark_[j] == i)
+        if (c_.Overlap(i, j) || extra_mark_[j] == i) {
           busy_.emplace_back(offset, offset + c_.size[j]);
+        }
       }
       (*offsets)[i] = Gap(c_.size[i], fit);
       const std::pair<int64_t, int> entry((*offsets)[i], i);
@@ -146,33 +146,31 @@ int64_t GreedyPack(const Component& c, const std::vector<int>& order, Fit fit,
 
 GreedyResult GreedyPortfolio(const Component& c) {
   const std::vector<int64_t> total = MaxLiveOverLifetime(c);
-  auto length = [&](int i) { return c.upper[i] - c.lower[i]; };
-  auto area = [&](int i) { return Area(length(i), c.size[i]); };
-  // Each key sorts descending; the index breaks the remaining ties.
-  using Key = std::vector<int64_t>;
-  const std::vector<std::function<Key(int)>> keys = {
-      [&](int i) {
-        return Key{c.size[i], length(i)};
-      },  // greedy by size
-      [&](int i) {
-        return Key{total[i], c.size[i], length(i)};
-      },  // busiest time first
-      [&](int i) {
-        return Key{area(i), c.size[i]};
-      },  // by area
-      [&](int i) {
-        return Key{length(i), c.size[i]};
-      },  // longest first
-      [&](int i) {
-        return Key{-c.lower[i], c.size[i]};
-      },  // in time (online)
+  // Orderings, each sorted by a descending key (the index breaks the
+  // remaining ties): greedy by size, busiest instant first, by area, longest
+  // first, and in time (online first fit).
+  constexpr int kOrderings = 5;
+  auto key = [&](int ordering, int i) -> std::array<int64_t, 3> {
+    const int64_t length = c.upper[i] - c.lower[i];
+    switch (ordering) {
+      case 0:
+        return {c.size[i], length, 0};
+      case 1:
+        return {total[i], c.size[i], length};
+      case 2:
+        return {Area(length, c.size[i]), c.size[i], 0};
+      case 3:
+        return {length, c.size[i], 0};
+      default:
+        return {-c.lower[i], c.size[i], 0};
+    }
   };
   GreedyResult best;
   best.height = -1;
   std::vector<int64_t> offsets;
-  for (const auto& key : keys) {
-    std::vector<Key> k(c.n);
-    for (int i = 0; i < c.n; ++i) k[i] = key(i);
+  std::vector<std::array<int64_t, 3>> k(c.n);
+  for (int ordering = 0; ordering < kOrderings; ++ordering) {
+    for (int i = 0; i < c.n; ++i) k[i] = key(ordering, i);
     std::vector<int> order(c.n);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return k[a] > k[b]; });

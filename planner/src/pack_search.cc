@@ -15,7 +15,9 @@
 // Inference. A section is a clique of the conflict graph (see Component). Its
 // unplaced buffers stack above the section's floor, the least of their min
 // offsets and no lower than the current offset, so floor + their total must
-// stay within the capacity.
+// stay within the capacity. A section filled up to the current offset needs
+// a buffer the canonical order can still put right there ("tight sections",
+// see Place). Identical buffers go in index order.
 // Decomposition (interval-only components). When no unplaced buffer spans the
 // boundary between two consecutive sections, the two sides are independent:
 // each is solved on its own, re-ranked by what is left in its sections.
@@ -25,6 +27,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -36,6 +39,8 @@ namespace baton::planner::pack_detail {
 namespace {
 
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
+// Enter()'s "no outcome yet": a value no search returns.
+constexpr SearchOutcome kGoOn = static_cast<SearchOutcome>(-1);
 
 class Search {
  public:
@@ -57,8 +62,9 @@ class Search {
     total_.assign(sections, 0);
     witness_.assign(sections, -1);
     for (int s = 0; s < sections; ++s) {
-      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k)
+      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k) {
         total_[s] += c_.size[c_.sec_buf[k]];
+      }
       if (total_[s] > cap_max_) return SearchOutcome::kInfeasible;
       witness_[s] = c_.sec_buf[c_.sec_begin[s]];
     }
@@ -103,7 +109,8 @@ class Search {
     for (int i = 0; i < n; ++i) root.buffers.push_back(i);
     RankBuffers(root.buffers);
     log_.reserve(1 << 12);
-    const SearchOutcome outcome = Dfs(root, 0, -1);
+    frames_.reserve(n + 16);
+    const SearchOutcome outcome = Dfs(root);
     if (outcome == SearchOutcome::kFound) *out_offsets = solution_;
     return outcome;
   }
@@ -268,9 +275,169 @@ class Search {
     return total_[s] == 0;
   }
 
-  SearchOutcome Dfs(const Part& p, int64_t cur, int last_rank) {
+  // The depth-first search, with an explicit stack so that its depth (one
+  // level per placed buffer) costs heap, not thread stack. A node frame
+  // tries its candidates in turn; a split frame solves the independent
+  // pieces of its part one after the other. A frame that finishes pops and
+  // hands its outcome to the frame below.
+  struct Frame {
+    bool split = false;
+    const Part* part = nullptr;          // node: the part searched; split: the part cut
+    int64_t cur = 0;                     // canonical order: offset of the last placement
+    int last_rank = -1;                  // ... and its rank (node frames)
+    bool entered = false;                // node: candidates collected
+    size_t base = 0, next = 0, end = 0;  // node: candidates in cand_
+    int64_t max_total = 0;               // node: largest section total
+    int placed = -1;                     // node: candidate being tried
+    size_t mark = 0;                     // node: undo-log mark for `placed`
+    int scan = 0;                        // split: first section not yet cut off
+  };
+  // What a split frame owns, kept apart so that frames stay trivially
+  // copyable: one per nesting level, reused, in a deque so that the pieces
+  // node frames point to never move.
+  struct SplitState {
+    Part piece;                    // the piece being solved
+    std::vector<int> saved_ranks;  // its buffers' ranks before re-ranking
+  };
+
+  SearchOutcome Dfs(const Part& root) {
+    frames_.clear();
+    split_depth_ = 0;
+    frames_.emplace_back();
+    frames_.back().part = &root;
+    SearchOutcome result = SearchOutcome::kInfeasible;
+    bool returned = false;  // `result` comes from a frame just popped
+    while (!frames_.empty()) {
+      Frame& f = frames_.back();
+      if (f.split) {
+        SplitState& state = splits_[split_depth_ - 1];
+        if (returned) {
+          returned = false;
+          for (size_t k = 0; k < state.saved_ranks.size(); ++k) {
+            rank_[state.piece.buffers[k]] = state.saved_ranks[k];
+          }
+          if (result != SearchOutcome::kFound) {
+            frames_.pop_back();
+            --split_depth_;
+            returned = true;
+            continue;
+          }
+        }
+        if (!NextPiece(f, state)) {
+          frames_.pop_back();
+          --split_depth_;
+          result = SearchOutcome::kFound;
+          returned = true;
+          continue;
+        }
+        PushNode(&state.piece, f.cur, -1);
+        continue;
+      }
+      if (!f.entered) {
+        f.entered = true;
+        const SearchOutcome r = Enter(f);
+        if (r != kGoOn) {
+          frames_.pop_back();
+          result = r;
+          returned = true;
+          continue;
+        }
+      } else if (returned) {
+        returned = false;
+        Unplace(f.placed, f.mark);
+        if (result != SearchOutcome::kInfeasible) {
+          cand_.resize(f.base);
+          frames_.pop_back();
+          returned = true;
+          continue;
+        }
+      }
+      bool pushed = false;
+      while (f.next < f.end) {
+        const int b = cand_[f.next++];
+        const int64_t o = minoff_[b];
+        const size_t mark = log_.size();
+        bool split = false;
+        if (Place(b, *f.part, f.max_total, &split)) {
+          f.placed = b;
+          f.mark = mark;
+          const Part* part = f.part;  // f dies when the stack grows
+          if (split) {
+            PushSplit(part, o);
+          } else {
+            PushNode(part, o, rank_[b]);
+          }
+          pushed = true;
+          break;
+        }
+        Unplace(b, mark);
+      }
+      if (!pushed) {
+        cand_.resize(f.base);
+        frames_.pop_back();
+        result = SearchOutcome::kInfeasible;
+        returned = true;
+      }
+    }
+    return result;
+  }
+
+  void PushNode(const Part* part, int64_t cur, int last_rank) {
+    frames_.emplace_back();
+    Frame& f = frames_.back();
+    f.part = part;
+    f.cur = cur;
+    f.last_rank = last_rank;
+  }
+
+  void PushSplit(const Part* part, int64_t cur) {
+    frames_.emplace_back();
+    Frame& f = frames_.back();
+    f.split = true;
+    f.part = part;
+    f.cur = cur;
+    f.scan = part->first_sec;
+    if (++split_depth_ > splits_.size()) splits_.emplace_back();
+  }
+
+  // Cuts the next independent piece off a split frame's part: the unplaced
+  // buffers between two boundaries that no unplaced buffer spans. Re-ranks
+  // it by what is left in its sections, as MiniMalloc does (the ordering
+  // that suits the whole rarely suits a piece). Every piece's buffers go at
+  // or above cur (they follow the last placement in canonical order), but
+  // the ranks change, so the order restarts at rank -1.
+  bool NextPiece(Frame& f, SplitState& state) {
+    const Part& p = *f.part;
+    Part& piece = state.piece;
+    while (f.scan <= p.last_sec) {
+      const int start = f.scan;
+      int s = start;
+      while (s < p.last_sec && cuts_[s] != 0) ++s;
+      f.scan = s + 1;
+      piece.first_sec = start;
+      piece.last_sec = s;
+      piece.buffers.clear();
+      for (int b : p.buffers) {
+        if (off_[b] < 0 && first_sec_[b] >= start && last_sec_[b] <= s) piece.buffers.push_back(b);
+      }
+      if (piece.buffers.empty()) continue;
+      state.saved_ranks.clear();
+      for (int b : piece.buffers) state.saved_ranks.push_back(rank_[b]);
+      RankBuffers(piece.buffers);
+      return true;
+    }
+    return false;
+  }
+
+  // A node's entry: budget and clock, then the candidates for the next
+  // placement, into cand_[f.base, f.end). Returns kGoOn to try them, or the
+  // node's outcome (a leaf is kFound).
+  SearchOutcome Enter(Frame& f) {
     if (++nodes_ > budget_) return SearchOutcome::kBudget;
     if ((nodes_ & 1023) == 0 && Clock::now() >= deadline_) return SearchOutcome::kTimeout;
+    const Part& p = *f.part;
+    const int64_t cur = f.cur;
+    const int last_rank = f.last_rank;
     int64_t min_height = kInf;
     int64_t fixed_offset = kInf;  // the earliest hatless buffer, in canonical order
     int fixed_rank = 0;
@@ -287,7 +454,7 @@ class Search {
     if (fixed_offset < cur || (fixed_offset == cur && fixed_rank < last_rank)) {
       return SearchOutcome::kInfeasible;  // a hatless buffer was passed over
     }
-    const size_t base = cand_.size();
+    f.base = cand_.size();
     for (int b : p.buffers) {
       if (off_[b] >= 0) continue;
       const int64_t o = minoff_[b];
@@ -296,58 +463,14 @@ class Search {
       if (twin_[b] >= 0 && off_[twin_[b]] < 0) continue;  // its twin goes first
       cand_.push_back(b);
     }
-    std::sort(cand_.begin() + base, cand_.end(), [&](int a, int b) {
+    std::sort(cand_.begin() + f.base, cand_.end(), [&](int a, int b) {
       return minoff_[a] != minoff_[b] ? minoff_[a] < minoff_[b] : rank_[a] < rank_[b];
     });
-    const size_t end = cand_.size();
-    int64_t max_total = 0;
-    for (int s = p.first_sec; s <= p.last_sec; ++s) max_total = std::max(max_total, total_[s]);
-    SearchOutcome result = SearchOutcome::kInfeasible;
-    for (size_t k = base; k < end; ++k) {
-      const int b = cand_[k];
-      const int64_t o = minoff_[b];
-      const size_t mark = log_.size();
-      bool split = false;
-      SearchOutcome r = SearchOutcome::kInfeasible;
-      if (Place(b, p, max_total, &split)) {
-        r = split ? SolveSplit(p, o) : Dfs(p, o, rank_[b]);
-      }
-      Unplace(b, mark);
-      if (r != SearchOutcome::kInfeasible) {
-        result = r;
-        break;
-      }
-    }
-    cand_.resize(base);
-    return result;
-  }
-
-  // Solves the independent pieces of p one after the other. Every piece's
-  // buffers go at or above cur (they follow the last placement in canonical
-  // order), but the ranks change, so the order restarts at rank -1.
-  SearchOutcome SolveSplit(const Part& p, int64_t cur) {
-    int start = p.first_sec;
-    std::vector<int> saved;
-    for (int s = p.first_sec; s <= p.last_sec; ++s) {
-      if (s < p.last_sec && cuts_[s] != 0) continue;
-      Part sub;
-      sub.first_sec = start;
-      sub.last_sec = s;
-      for (int b : p.buffers) {
-        if (off_[b] < 0 && first_sec_[b] >= start && last_sec_[b] <= s) sub.buffers.push_back(b);
-      }
-      start = s + 1;
-      if (sub.buffers.empty()) continue;
-      // Re-rank the piece by what is left in its sections, as MiniMalloc
-      // does: the ordering that suits the whole rarely suits a piece.
-      saved.clear();
-      for (int b : sub.buffers) saved.push_back(rank_[b]);
-      RankBuffers(sub.buffers);
-      const SearchOutcome r = Dfs(sub, cur, -1);
-      for (size_t k = 0; k < saved.size(); ++k) rank_[sub.buffers[k]] = saved[k];
-      if (r != SearchOutcome::kFound) return r;
-    }
-    return SearchOutcome::kFound;
+    f.next = f.base;
+    f.end = cand_.size();
+    f.max_total = 0;
+    for (int s = p.first_sec; s <= p.last_sec; ++s) f.max_total = std::max(f.max_total, total_[s]);
+    return kGoOn;
   }
 
   const Component& c_;
@@ -366,6 +489,9 @@ class Search {
   std::vector<int64_t> total_, witness_, cuts_, open_;
   std::vector<std::pair<int64_t*, int64_t>> log_;
   std::vector<int> cand_;
+  std::vector<Frame> frames_;
+  std::deque<SplitState> splits_;
+  size_t split_depth_ = 0;
   std::vector<int> tight_;  // Place: sections filled exactly up to the offset
 };
 
