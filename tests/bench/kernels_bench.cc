@@ -3,6 +3,10 @@
 //
 //   baton_kernels_bench [--benchmark_filter=Conv]
 //
+// Benchmarks run with the kernels' default instruction set (the widest the
+// CPU has, see KernelIsa); the */isa:NAME ones first select NAME, one per
+// instruction set this build and CPU have, to compare them in one run.
+//
 // Conv/Gemm report GFLOP/s (2 FLOPs per multiply-accumulate). The *_Net
 // benchmarks run every convolution (and the classifier) of a 224x224
 // network in sequence: their time approximates the network's latency minus
@@ -12,6 +16,7 @@
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
@@ -246,7 +251,60 @@ BENCHMARK_CAPTURE(RunNet, Resnet18_Net, Resnet18)->Unit(benchmark::kMillisecond)
 BENCHMARK_CAPTURE(RunNet, MobilenetV2_Net, MobilenetV2)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunNet, Squeezenet11_Net, Squeezenet11)->Unit(benchmark::kMillisecond);
 
+// ------------------------------------------------- per instruction set
+// Selects `isa` for the benchmark, then restores the default.
+template <typename Fn>
+void WithIsa(benchmark::State& state, KernelIsa isa, Fn fn) {
+  const KernelIsa saved = ActiveKernelIsa();
+  SelectKernelIsa(isa);
+  fn(state);
+  SelectKernelIsa(saved);
+}
+
+void RegisterPerIsa() {
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!KernelIsaAvailable(isa)) continue;
+    const std::string suffix = std::string("/isa:") + KernelIsaName(isa);
+    benchmark::RegisterBenchmark(("RunConv/Conv3x3_64x56x56" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{64, 56, 56, 64, 3, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv1x1_64to256_56x56" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{64, 56, 56, 256, 1, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond);
+    const struct {
+      const char* name;
+      Net (*make)();
+    } nets[] = {{"Resnet18_Net", Resnet18},
+                {"MobilenetV2_Net", MobilenetV2},
+                {"Squeezenet11_Net", Squeezenet11}};
+    for (const auto& net : nets) {
+      auto make = net.make;
+      benchmark::RegisterBenchmark((std::string("RunNet/") + net.name + suffix).c_str(),
+                                   [isa, make](benchmark::State& st) {
+                                     WithIsa(st, isa,
+                                             [make](benchmark::State& s) { RunNet(s, make); });
+                                   })
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace baton
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  baton::RegisterPerIsa();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

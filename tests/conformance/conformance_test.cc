@@ -73,6 +73,21 @@ TEST(Conformance, SqueezeNet11) {
   CheckModel({"squeezenet1_1", 224}, "soc4", kSoc4Rules);
 }
 
+// The three models once per GEMM instruction set this build and CPU have
+// (the tests above use the default, the widest).
+TEST(Conformance, ThreeModelsEveryIsa) {
+  const KernelIsa saved = ActiveKernelIsa();
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!KernelIsaAvailable(isa)) continue;
+    SCOPED_TRACE(KernelIsaName(isa));
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const char* name : {"mobilenet_v2", "resnet18", "squeezenet1_1"}) {
+      CheckModel({name, 224}, "cpu", {});
+    }
+  }
+  SelectKernelIsa(saved);
+}
+
 // Other torchvision classifiers built from the same operators, at a smaller
 // input size to keep CI fast.
 class OtherClassifiers : public ::testing::TestWithParam<Model> {};

@@ -93,8 +93,18 @@ def build_cases(np, torch):
     conv("conv_1x1", 1, 20, (7, 9), 13, (1, 1), clamp=[-0.5, 0.5])
     conv("conv_1x1_batch", 3, 33, (5, 5), 17, (1, 1), bias=False)
     conv("conv_1x1_big", 1, 300, (30, 40), 40, (1, 1))                   # k and n blocks
+    # Just past every tile shape (portable 6x12, AVX2 4x24, AVX-512 12x32):
+    # partial tiles at the bottom and right in both drivers.
+    conv("conv_1x1_tile_edges", 1, 19, (5, 13), 25, (1, 1), clamp=[-0.3, 0.4])
+    conv("conv_3x3_tile_edges", 1, 7, (5, 7), 13, (3, 3), pads=[1, 1, 1, 1])
     conv("conv_1x1_s2", 1, 16, (9, 9), 24, (1, 1), strides=[2, 2])
     conv("conv_1x1_pad", 1, 5, (4, 4), 6, (1, 1), pads=[1, 0, 0, 1])
+    # Winograd F(2x2, 3x3) path (3x3 stride 1, >= 64 channels, >= 64 2x2 tiles):
+    # odd output sizes (partial tiles), asymmetric pads, batch, tile blocks
+    # that start mid-row.
+    conv("wino_asym_pads_relu6_batch", 2, 64, (19, 17), 64, (3, 3), pads=[1, 0, 1, 1],
+         clamp=[0.0, 6.0])
+    conv("wino_odd_nobias", 1, 72, (17, 21), 65, (3, 3), pads=[1, 1, 1, 1], bias=False)
     conv("conv_1d", 2, 4, (20,), 6, (3,), strides=[2], pads=[1, 2])
     conv("conv_1d_dil", 1, 3, (17,), 5, (4,), dilations=[3], pads=[0, 3], bias=False)
     conv("conv_kernel_larger_than_input", 1, 2, (2, 3), 3, (3, 3), pads=[1, 1, 1, 1])
@@ -140,6 +150,7 @@ def build_cases(np, torch):
     gemm("gemm_big_mk", 300, 20, 600, trans_b=True, c_shape=(300, 20))
     gemm("gemm_clamp", 8, 9, 10, c_shape=(9,), clamp=[-0.5, 0.5])
     gemm("gemm_k1", 6, 10, 1)
+    gemm("gemm_tile_edges", 25, 70, 33, c_shape=(70,), clamp=[-2.0, 2.0])
     gemm("gemm_beta0", 4, 4, 4, c_shape=(4, 4), beta=0.0)
     gemm("gemm_row_alpha_clamp", 1, 37, 20, c_shape=(1, 37), alpha=0.5, beta=2.0,
          clamp=[-1.0, 1.0])                                        # m == 1: matrix-vector

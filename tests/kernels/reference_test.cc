@@ -256,6 +256,50 @@ json* KernelRefTest::manifest_ = nullptr;
 TEST_F(KernelRefTest, Conv) { RunOps({"Conv"}); }
 TEST_F(KernelRefTest, Gemm) { RunOps({"Gemm"}); }
 TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
+
+// The GEMM-based ops once more with every instruction set this build and CPU
+// have (their tile shapes, and so their edge cases, differ).
+TEST_F(KernelRefTest, GemmOpsEveryIsa) {
+  const KernelIsa saved = ActiveKernelIsa();
+  int ran = 0;
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!KernelIsaAvailable(isa)) continue;
+    SCOPED_TRACE(KernelIsaName(isa));
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    EXPECT_EQ(ActiveKernelIsa(), isa);
+    RunOps({"Conv", "Gemm", "MatMul"});
+    ++ran;
+  }
+  EXPECT_TRUE(SelectKernelIsa(saved));
+  EXPECT_GE(ran, 1);
+}
+
+// The dispatch offers exactly what the CPU can run, and picks the widest.
+// The CPU's features come from the compiler's own cpuid query here, not from
+// the kernels' bookkeeping.
+TEST(KernelIsa, DispatchMatchesCpu) {
+  EXPECT_TRUE(KernelIsaAvailable(KernelIsa::kPortable));
+  EXPECT_FALSE(SelectKernelIsa(static_cast<KernelIsa>(7)));
+#if BATON_KERNEL_DISPATCH
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  EXPECT_EQ(KernelIsaAvailable(KernelIsa::kAvx2), avx2);
+  EXPECT_EQ(KernelIsaAvailable(KernelIsa::kAvx512), avx512);
+  const KernelIsa widest = avx512 ? KernelIsa::kAvx512
+                           : avx2 ? KernelIsa::kAvx2
+                                  : KernelIsa::kPortable;
+  EXPECT_EQ(DefaultKernelIsa(), widest);
+  if (!avx2) {
+    EXPECT_FALSE(SelectKernelIsa(KernelIsa::kAvx2));
+  }
+#else
+  EXPECT_FALSE(KernelIsaAvailable(KernelIsa::kAvx2));
+  EXPECT_FALSE(KernelIsaAvailable(KernelIsa::kAvx512));
+  EXPECT_EQ(DefaultKernelIsa(), KernelIsa::kPortable);
+  EXPECT_EQ(ActiveKernelIsa(), KernelIsa::kPortable);
+#endif
+}
 TEST_F(KernelRefTest, Elementwise) { RunOps({"Add", "Sub", "Mul", "Div"}); }
 TEST_F(KernelRefTest, Activations) {
   RunOps({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"});

@@ -69,6 +69,22 @@ TEST(Cli, PlanRunRoundTrip) {
   EXPECT_LE(RelativeError(y, ref), 1e-4);
 }
 
+// --isa portable always exists and is reported; an unknown name is refused.
+TEST(Cli, RunSelectsKernelIsa) {
+  const std::string plan = Tmp("tiny_isa.baton"), out = Tmp("out_isa");
+  ASSERT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " -o " + plan).code, 0);
+  const std::string run = "run " + plan + " --input x=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + out;
+  Result r = Baton(run + " --isa portable --repeat 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("latency over 2 runs: median "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(kernels: portable)"), std::string::npos) << r.out;
+  auto y = AsFloats(LoadNpyBytes(out + "/y.npy"));
+  EXPECT_LE(RelativeError(y, AsFloats(LoadNpyBytes(GraphDir() + "/tiny_cnn.ref.y.npy"))), 1e-4);
+  r = Baton(run + " --isa sse9");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--isa"), std::string::npos) << r.out;
+}
+
 TEST(Cli, PlanFailureWritesNothing) {
   const std::string plan = Tmp("bad.baton"), report = Tmp("bad.json");
   std::remove(plan.c_str());

@@ -1,4 +1,5 @@
 // baton run PLAN --input NAME=FILE.npy... --output-dir DIR [--inferences N] [--repeat N]
+//           [--isa auto|portable|avx2|avx512]
 
 #include <sys/stat.h>
 
@@ -27,6 +28,7 @@ struct RunArgs {
   int repeat = 0;
   bool cooperative = false;
   std::vector<int> affinity;
+  std::string isa = "auto";
 };
 
 std::string FileName(const std::string& tensor) {
@@ -54,6 +56,16 @@ int RunRun(const RunArgs& a) {
     std::fprintf(stderr, "baton run: %s\n", message.c_str());
     return 1;
   };
+  if (a.isa != "auto") {
+    bool selected = false;
+    for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+      if (a.isa == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
+    }
+    if (!selected) {
+      return fail("--isa " + a.isa + ": not available in this build on this CPU (active: " +
+                  KernelIsaName(ActiveKernelIsa()) + ")");
+    }
+  }
   auto bytes = planner::ReadFile(a.plan);
   if (!bytes.ok()) return fail(bytes.error());
   linux_port::AlignedBytes plan_bytes(bytes.value().data(), bytes.value().size());
@@ -165,7 +177,8 @@ int RunRun(const RunArgs& a) {
       ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("latency over %d runs: median %.3f ms, min %.3f ms\n", a.repeat, ms[ms.size() / 2], ms[0]);
+    std::printf("latency over %d runs: median %.3f ms, min %.3f ms (kernels: %s)\n", a.repeat,
+                ms[ms.size() / 2], ms[0], KernelIsaName(ActiveKernelIsa()));
   }
   port.Stop();
 
@@ -209,6 +222,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                 "Single-thread cooperative executor (the bare-metal one) instead of a thread per queue");
   cmd->add_option("--affinity", args->affinity, "CPU to pin each queue's thread to, in queue order")
       ->delimiter(',');
+  cmd->add_option("--isa", args->isa,
+                  "Instruction set of the GEMM kernels: auto (widest the CPU has), portable, avx2, "
+                  "avx512")
+      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512"}));
   cmd->callback([args, exit_code] { *exit_code = RunRun(*args); });
 }
 

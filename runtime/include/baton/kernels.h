@@ -88,4 +88,28 @@ Status RegisterReferenceKernels(KernelRegistry* registry);
 // planner calls this to plan workspace tensors. Defined in baton_kernels.
 size_t WorkspaceBytes(const KernelCall& call);
 
+// Instruction set of the GEMM-based reference kernels (Conv, Gemm, MatMul).
+// Every build has kPortable: whatever its compiler flags target (SSE2 on a
+// plain x86-64 build, NEON on aarch64, the FPU or soft float on Cortex-M).
+// x86-64 host builds (BATON_KERNEL_DISPATCH, on by default) also carry AVX2+FMA
+// and AVX-512 copies; at the first kernel call the widest one the CPU and OS
+// support is chosen. Results of the copies agree to float rounding (they sum
+// in the same order per output, FMA contracts differently). Workspace sizes
+// do not depend on the choice. Defined in baton_kernels.
+enum class KernelIsa : uint8_t { kPortable, kAvx2, kAvx512 };
+
+// "portable", "avx2" or "avx512".
+const char* KernelIsaName(KernelIsa isa);
+// True when this build carries `isa` and the CPU can run it.
+bool KernelIsaAvailable(KernelIsa isa);
+// What the first kernel call selects: the widest available instruction set.
+KernelIsa DefaultKernelIsa();
+// The instruction set kernels use now (DefaultKernelIsa() until
+// SelectKernelIsa is called).
+KernelIsa ActiveKernelIsa();
+// Makes later kernel calls use `isa` (for benchmarks, tests and `baton run
+// --isa`); returns false and changes nothing when it is not available. Not
+// for use while kernels run on other threads.
+bool SelectKernelIsa(KernelIsa isa);
+
 }  // namespace baton

@@ -29,8 +29,11 @@
 // or columns are stored).
 //
 // The micro-kernels are plain C++ loops over a local kMr x kNr accumulator
-// array that GCC vectorizes (SSE2 on the portable build, wider with
-// BATON_NATIVE_ARCH). The tile shape is chosen per instruction set.
+// array that GCC vectorizes; the tile shape is chosen per instruction set.
+// gemm/gemm_isa.inc is compiled once per ISA: the build's own flags (SSE2 on
+// a portable x86-64 build, NEON on aarch64, scalar on Cortex-M3), plus AVX2
+// and AVX-512 copies on x86-64 hosts, one of which is chosen at first use
+// from the CPU (see KernelIsa in baton/kernels.h).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,22 +41,8 @@
 namespace baton {
 namespace kernels {
 
-// Tile shapes measured with GCC 12 on x86-64 (a Zen 5 host): shapes for
-// which GCC's vectorizer emits clean broadcast + multiply-add code for both
-// micro-kernels (some others, e.g. 4x8 or 4x16 for the direct kernel, come
-// out 3-4x slower). Re-measure with tests/bench when changing them.
-#if defined(__AVX512F__)
-inline constexpr int kMr = 12;
-inline constexpr int kNr = 32;
-#elif defined(__AVX2__)
-inline constexpr int kMr = 4;
-inline constexpr int kNr = 24;
-#else
-inline constexpr int kMr = 6;
-inline constexpr int kNr = 12;
-#endif
-
-// Every tile shape above. The workspace a plan reserves must not depend on
+// Every tile shape gemm_isa.inc uses (portable 6x12, AVX2 4x24, AVX-512
+// 12x32). The workspace a plan reserves must not depend on
 // how the runtime that executes it was compiled (the planner may run on an
 // AVX-512 host, the plan on a Cortex-M), so GemmWorkspaceBytes is the
 // maximum over all of them.
@@ -68,7 +57,14 @@ constexpr bool IsKnownTileShape(int mr, int nr) {
   }
   return false;
 }
-static_assert(IsKnownTileShape(kMr, kNr), "add the tile shape to kAllTileShapes");
+
+// The widest panel of any tile shape.
+constexpr int MaxTileNr() {
+  int nr = 0;
+  for (const TileShape& t : kAllTileShapes) nr = t.nr > nr ? t.nr : nr;
+  return nr;
+}
+inline constexpr int kMaxNr = MaxTileNr();
 
 // Element (r, c) is data[r * row_stride + c * col_stride].
 struct StridedMatrix {
@@ -77,13 +73,15 @@ struct StridedMatrix {
   int64_t col_stride = 1;
 };
 
-// Writes rows [k0, k0 + kc) and columns [j0, j0 + nc) of B into packed kNr
-// panels at `dst` (layout above; columns past the matrix are zero).
+// Writes rows [k0, k0 + kc) and columns [j0, j0 + nc) of B into packed
+// panels of `nr` columns at `dst` (layout above, kNr = nr; columns past the
+// matrix are zero). nr is the active tile's width, at most kMaxNr.
 using PackBFn = void (*)(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                         float* dst);
+                         int nr, float* dst);
 
 // Packs a StridedMatrix; ctx is a const StridedMatrix*.
-void PackBStrided(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float* dst);
+void PackBStrided(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                  float* dst);
 
 struct GemmEpilogue {
   const float* row_bias = nullptr;  // c[i][j] += row_bias[i], when non-null
@@ -111,6 +109,18 @@ void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, S
 // Row-major A (lda) and B (ldb), alpha = 1, no workspace.
 void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
+
+// One compiled copy of the drivers (gemm/gemm_isa.inc).
+struct GemmImpl {
+  int mr, nr;
+  void (*packed)(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, PackBFn pack_b,
+                 const void* b_ctx, float* c, int64_t ldc, const GemmEpilogue& epi,
+                 float* workspace);
+  void (*direct)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
+  void (*gemv)(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride,
+               StridedMatrix b, float* y, const GemmEpilogue& epi);
+};
 
 }  // namespace kernels
 }  // namespace baton
