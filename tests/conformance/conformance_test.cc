@@ -76,7 +76,10 @@ TEST(Conformance, SqueezeNet11) {
 // The three models once per GEMM instruction set this build and CPU have
 // (the tests above use the default, the widest).
 TEST(Conformance, ThreeModelsEveryIsa) {
-  const KernelIsa saved = ActiveKernelIsa();
+  struct Restore {  // the default again, also when an assertion returns early
+    KernelIsa saved = ActiveKernelIsa();
+    ~Restore() { SelectKernelIsa(saved); }
+  } const restore;
   for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
     if (!KernelIsaAvailable(isa)) continue;
     SCOPED_TRACE(KernelIsaName(isa));
@@ -85,7 +88,6 @@ TEST(Conformance, ThreeModelsEveryIsa) {
       CheckModel({name, 224}, "cpu", {});
     }
   }
-  SelectKernelIsa(saved);
 }
 
 // Other torchvision classifiers built from the same operators, at a smaller

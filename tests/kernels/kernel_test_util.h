@@ -23,6 +23,13 @@ namespace testing {
 
 using ParamsFn = std::function<flatbuffers::Offset<void>(flatbuffers::FlatBufferBuilder&)>;
 
+// Restores the kernels' instruction set on scope exit (tests that select one
+// also restore it when an assertion returns early).
+struct IsaGuard {
+  KernelIsa saved = ActiveKernelIsa();
+  ~IsaGuard() { SelectKernelIsa(saved); }
+};
+
 class KernelHarness {
  public:
   KernelHarness() { RegisterReferenceKernels(&registry_).IgnoreError(); }

@@ -102,8 +102,8 @@ def build_cases(np, torch):
     # Winograd F(2x2, 3x3) path (3x3 stride 1, >= 64 channels, >= 64 2x2 tiles):
     # odd output sizes (partial tiles), asymmetric pads, batch, tile blocks
     # that start mid-row.
-    conv("wino_asym_pads_relu6_batch", 2, 64, (19, 17), 64, (3, 3), pads=[1, 0, 1, 1],
-         clamp=[0.0, 6.0])
+    conv("wino_asym_pads_relu6_batch", 2, 64, (21, 20), 64, (3, 3), pads=[1, 0, 1, 1],
+         clamp=[0.0, 6.0])  # OH 21, OW 19: 11x10 tiles, blocks of 55 (2nd starts mid-row)
     conv("wino_odd_nobias", 1, 72, (17, 21), 65, (3, 3), pads=[1, 1, 1, 1], bias=False)
     conv("conv_1d", 2, 4, (20,), 6, (3,), strides=[2], pads=[1, 2])
     conv("conv_1d_dil", 1, 3, (17,), 5, (4,), dilations=[3], pads=[0, 3], bias=False)

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "baton/planner/npy.h"
+#include "conv_winograd.h"  // runtime/src/kernels (internal)
+#include "gemm_core.h"
 #include "kernels/kernel_test_util.h"
 
 namespace baton {
@@ -186,8 +188,10 @@ class KernelRefTest : public ::testing::Test {
     EXPECT_GT(ran, 0) << "no reference cases for this family";
   }
 
-  void RunCase(const json& c) {
+  // workspace_bytes >= 0 forces the workspace size (else WorkspaceBytes).
+  void RunCase(const json& c, int64_t workspace_bytes = -1) {
     KernelHarness h;
+    h.OverrideWorkspace(workspace_bytes);
     std::vector<int> inputs, outputs;
     std::vector<planner::NpyArray> expected;
     for (const json& in : c["inputs"]) {
@@ -260,7 +264,7 @@ TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
 // The GEMM-based ops once more with every instruction set this build and CPU
 // have (their tile shapes, and so their edge cases, differ).
 TEST_F(KernelRefTest, GemmOpsEveryIsa) {
-  const KernelIsa saved = ActiveKernelIsa();
+  const testing::IsaGuard restore;
   int ran = 0;
   for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
     if (!KernelIsaAvailable(isa)) continue;
@@ -270,8 +274,44 @@ TEST_F(KernelRefTest, GemmOpsEveryIsa) {
     RunOps({"Conv", "Gemm", "MatMul"});
     ++ran;
   }
-  EXPECT_TRUE(SelectKernelIsa(saved));
   EXPECT_GE(ran, 1);
+}
+
+// The wino_* reference cases take the Winograd path (so the thresholds
+// cannot silently move them to im2col), and a plan that reserved only the
+// im2col + GEMM workspace (an older planner) still runs them correctly.
+TEST_F(KernelRefTest, WinogradCasesAndGemmSizedWorkspace) {
+  int ran = 0;
+  for (const json& c : (*manifest_)["cases"]) {
+    const std::string name = c["name"].get<std::string>();
+    if (name.rfind("wino_", 0) != 0) continue;
+    SCOPED_TRACE(name);
+    auto x = planner::ReadNpy(RefDir() + "/" + c["inputs"][0].get<std::string>());
+    auto y = planner::ReadNpy(RefDir() + "/" + c["outputs"][0].get<std::string>());
+    ASSERT_TRUE(x.ok() && y.ok());
+    const json& p = c["params"];
+    kernels::ConvGeom g;
+    g.win.n = x->shape[0];
+    g.win.c = x->shape[1];
+    g.win.h = x->shape[2];
+    g.win.w = x->shape[3];
+    g.win.oh = y->shape[2];
+    g.win.ow = y->shape[3];
+    g.win.kh = g.win.kw = 3;
+    g.win.pt = p["pads"][0].get<int64_t>();
+    g.win.pl = p["pads"][1].get<int64_t>();
+    g.win.pb = p["pads"][2].get<int64_t>();
+    g.win.pr = p["pads"][3].get<int64_t>();
+    g.m = y->shape[1];
+    g.group = 1;
+    ASSERT_TRUE(kernels::UseWinograd(g));
+    const size_t gemm_bytes =
+        kernels::GemmWorkspaceBytes(g.m, g.win.oh * g.win.ow, g.win.c * 9);
+    ASSERT_LT(gemm_bytes, kernels::WinogradWorkspaceBytes(g));  // so the GEMM path runs
+    RunCase(c, static_cast<int64_t>(gemm_bytes));
+    ++ran;
+  }
+  EXPECT_GE(ran, 2);
 }
 
 // The dispatch offers exactly what the CPU can run, and picks the widest.

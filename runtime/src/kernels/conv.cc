@@ -60,11 +60,31 @@ Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
   return Status::Ok();
 }
 
-size_t WorkspaceFor(const ConvGeom& g) {
+// The im2col + GEMM path's workspace (0 for depthwise and pointwise layers).
+size_t GemmPathWorkspace(const ConvGeom& g) {
   if (IsDepthwise(g) || IsPointwise(g)) return 0;
-  if (UseWinograd(g)) return WinogradWorkspaceBytes(g);
   const Window2d& w = g.win;
   return GemmWorkspaceBytes(g.m / g.group, w.oh * w.ow, (w.c / g.group) * w.kh * w.kw);
+}
+
+// What the planner reserves: Winograd's workspace where it applies.
+size_t WorkspaceFor(const ConvGeom& g) {
+  if (!IsDepthwise(g) && !IsPointwise(g) && UseWinograd(g)) return WinogradWorkspaceBytes(g);
+  return GemmPathWorkspace(g);
+}
+
+// Winograd runs only when the plan reserved its workspace; a plan sized for
+// im2col + GEMM (an older planner, or other thresholds) still runs, on that
+// path. Prepare accepts either size.
+bool RunsWinograd(const ConvGeom& g, size_t workspace_bytes) {
+  return !IsDepthwise(g) && !IsPointwise(g) && UseWinograd(g) &&
+         workspace_bytes >= WinogradWorkspaceBytes(g);
+}
+
+size_t WorkspaceBytesOf(const KernelCall& call) {
+  return (call.num_workspace >= 1 && call.workspace != nullptr && call.workspace[0].present())
+             ? ByteSize(call.workspace[0])
+             : 0;
 }
 
 struct Im2colSource {
@@ -148,7 +168,8 @@ Status ConvPrepare(const KernelCall& call) {
   ConvGeom g;
   Clamp clamp;
   BATON_RETURN_IF_ERROR(ParseConv(call, &g, &clamp));
-  return CheckWorkspace(call, WorkspaceFor(g));
+  if (RunsWinograd(g, WorkspaceBytesOf(call))) return Status::Ok();
+  return CheckWorkspace(call, GemmPathWorkspace(g));
 }
 
 size_t ConvWorkspaceBytes(const KernelCall& call) {
@@ -173,7 +194,7 @@ Status ConvEval(const KernelCall& call) {
     DepthwiseConv(g, x, w, bias, clamp, y);
     return Status::Ok();
   }
-  if (UseWinograd(g)) {
+  if (RunsWinograd(g, WorkspaceBytesOf(call))) {
     WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call));
     return Status::Ok();
   }

@@ -252,12 +252,12 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
   float* mo = v + RoundUp(kFreqs * c * p.tb, 16);
   float* rows = mo + RoundUp(kFreqs * p.mb * p.tb, 16);
   const GemmEpilogue overwrite;
-  for (int64_t n = 0; n < win.n; ++n) {
-    const float* xn = x + n * c * win.h * win.w;
-    float* yn = y + n * g.m * win.oh * win.ow;
-    for (int64_t m0 = 0; m0 < g.m; m0 += p.mb) {
-      const int64_t mb = Min(p.mb, g.m - m0);
-      TransformWeights(w, c, m0, mb, u);
+  for (int64_t m0 = 0; m0 < g.m; m0 += p.mb) {
+    const int64_t mb = Min(p.mb, g.m - m0);
+    TransformWeights(w, c, m0, mb, u);  // once per call and channel block
+    for (int64_t n = 0; n < win.n; ++n) {
+      const float* xn = x + n * c * win.h * win.w;
+      float* yn = y + n * g.m * win.oh * win.ow;
       for (int64_t t0 = 0; t0 < p.tiles; t0 += p.tb) {
         const int64_t tb = Min(p.tb, p.tiles - t0);
         TransformInput(win, p, xn, t0, tb, v, rows);
