@@ -255,10 +255,9 @@ BENCHMARK_CAPTURE(RunNet, Squeezenet11_Net, Squeezenet11)->Unit(benchmark::kMill
 // Selects `isa` for the benchmark, then restores the default.
 template <typename Fn>
 void WithIsa(benchmark::State& state, KernelIsa isa, Fn fn) {
-  const KernelIsa saved = ActiveKernelIsa();
+  const testing::IsaGuard restore;
   SelectKernelIsa(isa);
   fn(state);
-  SelectKernelIsa(saved);
 }
 
 void RegisterPerIsa() {

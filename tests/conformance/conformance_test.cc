@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "common/test_util.h"
+#include "kernels/kernel_test_util.h"  // IsaGuard
 
 namespace baton::test {
 namespace {
@@ -76,10 +77,7 @@ TEST(Conformance, SqueezeNet11) {
 // The three models once per GEMM instruction set this build and CPU have
 // (the tests above use the default, the widest).
 TEST(Conformance, ThreeModelsEveryIsa) {
-  struct Restore {  // the default again, also when an assertion returns early
-    KernelIsa saved = ActiveKernelIsa();
-    ~Restore() { SelectKernelIsa(saved); }
-  } const restore;
+  const baton::testing::IsaGuard restore;
   for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
     if (!KernelIsaAvailable(isa)) continue;
     SCOPED_TRACE(KernelIsaName(isa));

@@ -69,22 +69,16 @@ size_t GemmPathWorkspace(const ConvGeom& g) {
 
 // What the planner reserves: Winograd's workspace where it applies.
 size_t WorkspaceFor(const ConvGeom& g) {
-  if (!IsDepthwise(g) && !IsPointwise(g) && UseWinograd(g)) return WinogradWorkspaceBytes(g);
-  return GemmPathWorkspace(g);
+  const size_t winograd = WinogradWorkspaceBytes(g);
+  return winograd > 0 ? winograd : GemmPathWorkspace(g);
 }
 
 // Winograd runs only when the plan reserved its workspace; a plan sized for
 // im2col + GEMM (an older planner, or other thresholds) still runs, on that
 // path. Prepare accepts either size.
-bool RunsWinograd(const ConvGeom& g, size_t workspace_bytes) {
-  return !IsDepthwise(g) && !IsPointwise(g) && UseWinograd(g) &&
-         workspace_bytes >= WinogradWorkspaceBytes(g);
-}
-
-size_t WorkspaceBytesOf(const KernelCall& call) {
-  return (call.num_workspace >= 1 && call.workspace != nullptr && call.workspace[0].present())
-             ? ByteSize(call.workspace[0])
-             : 0;
+bool RunsWinograd(const ConvGeom& g, const KernelCall& call) {
+  const size_t winograd = WinogradWorkspaceBytes(g);
+  return winograd > 0 && WorkspaceSize(call) >= winograd;
 }
 
 struct Im2colSource {
@@ -168,7 +162,7 @@ Status ConvPrepare(const KernelCall& call) {
   ConvGeom g;
   Clamp clamp;
   BATON_RETURN_IF_ERROR(ParseConv(call, &g, &clamp));
-  if (RunsWinograd(g, WorkspaceBytesOf(call))) return Status::Ok();
+  if (RunsWinograd(g, call)) return Status::Ok();
   return CheckWorkspace(call, GemmPathWorkspace(g));
 }
 
@@ -194,7 +188,7 @@ Status ConvEval(const KernelCall& call) {
     DepthwiseConv(g, x, w, bias, clamp, y);
     return Status::Ok();
   }
-  if (RunsWinograd(g, WorkspaceBytesOf(call))) {
+  if (RunsWinograd(g, call)) {
     WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call));
     return Status::Ok();
   }

@@ -14,9 +14,9 @@
 // The weights are transformed at every call (about 40 flops per channel
 // pair, a few percent of the GEMMs for the layers that qualify).
 //
-// Memory stays bounded: tiles go in blocks of tb (all output channels at
-// once, mb = M), and the workspace holds one block of each operand:
-//   [ U: 16 x mb x C ][ V: 16 x C x tb ][ M: 16 x mb x tb ][ 4 input rows ]
+// Memory stays bounded: tiles go in blocks of tb (all M output channels at
+// once), and the workspace holds U and one tile block of the other operands:
+//   [ U: 16 x M x C ][ V: 16 x C x tb ][ M: 16 x M x tb ][ 4 input rows ]
 // Blocks are chosen from the shape alone (never from the instruction set),
 // so the planner's workspace size holds for every build.
 
@@ -47,11 +47,17 @@ constexpr int64_t kMinChannels = 64;
 
 struct Plan {
   int64_t tiles_y = 0, tiles_x = 0, tiles = 0;
-  int64_t mb = 0, tb = 0;  // block sizes (evenly split)
-  int64_t Floats(int64_t c) const {
-    return RoundUp(kFreqs * mb * c, 16) + RoundUp(kFreqs * c * tb, 16) +
-           RoundUp(kFreqs * mb * tb, 16) + 4 * (2 * tb + 2);
+  int64_t tb = 0;  // tiles per block (evenly split)
+
+  // Workspace offsets (floats) of V, M and the input rows, and the total.
+  int64_t VOffset(const ConvGeom& g) const { return RoundUp(kFreqs * g.m * g.win.c, 16); }
+  int64_t MOffset(const ConvGeom& g) const {
+    return VOffset(g) + RoundUp(kFreqs * g.win.c * tb, 16);
   }
+  int64_t RowsOffset(const ConvGeom& g) const {
+    return MOffset(g) + RoundUp(kFreqs * g.m * tb, 16);
+  }
+  int64_t Floats(const ConvGeom& g) const { return RowsOffset(g) + 4 * (2 * tb + 2); }
 };
 
 bool Shape(const ConvGeom& g) {
@@ -69,20 +75,19 @@ bool MakePlan(const ConvGeom& g, Plan* out) {
   p.tiles = p.tiles_y * p.tiles_x;
   if (p.tiles < kMinTiles || w.c < kMinChannels || g.m < kMinChannels) return false;
   p.tb = BlockSize(p.tiles, kTileBlock, 1);
-  p.mb = g.m;
-  if (p.Floats(w.c) * static_cast<int64_t>(sizeof(float)) <= kMaxWorkspaceBytes) {
+  if (p.Floats(g) * static_cast<int64_t>(sizeof(float)) <= kMaxWorkspaceBytes) {
     *out = p;
     return true;
   }
   return false;
 }
 
-// U[f][i][c] for output channels [m0, m0 + mb): G g G^T of each 3x3 filter.
-void TransformWeights(const float* wt, int64_t c_in, int64_t m0, int64_t mb, float* u) {
-  const int64_t plane = mb * c_in;
-  for (int64_t i = 0; i < mb; ++i) {
+// U[f][i][c]: G g G^T of each 3x3 filter.
+void TransformWeights(const float* wt, int64_t c_in, int64_t m, float* u) {
+  const int64_t plane = m * c_in;
+  for (int64_t i = 0; i < m; ++i) {
     for (int64_t c = 0; c < c_in; ++c) {
-      const float* g = wt + ((m0 + i) * c_in + c) * 9;
+      const float* g = wt + (i * c_in + c) * 9;
       float gg[4][3];  // G g
       for (int col = 0; col < 3; ++col) {
         const float a = g[col], b = g[3 + col], d = g[6 + col];
@@ -174,30 +179,30 @@ void TransformInput(const Window2d& w, const Plan& p, const float* x, int64_t t0
   }
 }
 
-// y tiles [t0, t0 + tb) of channels [m0, m0 + mb) from M[f][i][j]: A^T M A,
+// y tiles [t0, t0 + tb) of all m channels from M[f][i][j]: A^T M A,
 // plus bias, clamped. Vectorized over the tiles of a row segment; a segment
 // reaching past the output's right or bottom edge (odd sizes) drops those
 // pixels.
-void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m0, int64_t mb,
+void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m,
                      int64_t t0, int64_t tb, const float* bias, const Clamp& clamp, float* y) {
-  const int64_t plane = mb * tb;
+  const int64_t plane = m * tb;
   const float lo = clamp.lo, hi = clamp.hi;  // -inf/inf when disabled
   for (int64_t j0 = 0; j0 < tb;) {
     const Segment seg = SegmentAt(p, t0 + j0, tb - j0);
     const int64_t oy = seg.ty * 2;
     const int64_t ox0 = seg.tx0 * 2;
     const bool full = oy + 2 <= w.oh && ox0 + 2 * seg.len <= w.ow;
-    for (int64_t i = 0; i < mb; ++i) {
+    for (int64_t i = 0; i < m; ++i) {
       const float* src = mo + i * tb + j0;
-      float* y0 = y + (m0 + i) * w.oh * w.ow + oy * w.ow + ox0;
-      const float b = bias ? bias[m0 + i] : 0.0f;
+      float* y0 = y + i * w.oh * w.ow + oy * w.ow + ox0;
+      const float b = bias ? bias[i] : 0.0f;
       for (int64_t j = 0; j < seg.len; ++j) {
-        float m[16];
-        for (int f = 0; f < 16; ++f) m[f] = src[f * plane + j];
+        float mf[16];  // the 16 frequencies of this tile
+        for (int f = 0; f < 16; ++f) mf[f] = src[f * plane + j];
         float am[2][4];  // A^T M
         for (int q = 0; q < 4; ++q) {
-          am[0][q] = m[q] + m[4 + q] + m[8 + q];
-          am[1][q] = m[4 + q] - m[8 + q] - m[12 + q];
+          am[0][q] = mf[q] + mf[4 + q] + mf[8 + q];
+          am[1][q] = mf[4 + q] - mf[8 + q] - mf[12 + q];
         }
         float out[2][2];
         for (int r = 0; r < 2; ++r) {
@@ -238,7 +243,7 @@ bool UseWinograd(const ConvGeom& g) {
 size_t WinogradWorkspaceBytes(const ConvGeom& g) {
   Plan p;
   if (!MakePlan(g, &p)) return 0;
-  return static_cast<size_t>(p.Floats(g.win.c)) * sizeof(float);
+  return static_cast<size_t>(p.Floats(g)) * sizeof(float);
 }
 
 void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
@@ -247,26 +252,23 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
   if (!MakePlan(g, &p)) return;
   const Window2d& win = g.win;
   const int64_t c = win.c;
+  const int64_t m = g.m;
   float* u = workspace;
-  float* v = u + RoundUp(kFreqs * p.mb * c, 16);
-  float* mo = v + RoundUp(kFreqs * c * p.tb, 16);
-  float* rows = mo + RoundUp(kFreqs * p.mb * p.tb, 16);
+  float* v = workspace + p.VOffset(g);
+  float* mo = workspace + p.MOffset(g);
+  float* rows = workspace + p.RowsOffset(g);
   const GemmEpilogue overwrite;
-  for (int64_t m0 = 0; m0 < g.m; m0 += p.mb) {
-    const int64_t mb = Min(p.mb, g.m - m0);
-    TransformWeights(w, c, m0, mb, u);  // once per call and channel block
-    for (int64_t n = 0; n < win.n; ++n) {
-      const float* xn = x + n * c * win.h * win.w;
-      float* yn = y + n * g.m * win.oh * win.ow;
-      for (int64_t t0 = 0; t0 < p.tiles; t0 += p.tb) {
-        const int64_t tb = Min(p.tb, p.tiles - t0);
-        TransformInput(win, p, xn, t0, tb, v, rows);
-        for (int64_t f = 0; f < kFreqs; ++f) {
-          GemmDirect(mb, tb, c, u + f * mb * c, c, v + f * c * tb, tb, mo + f * mb * tb, tb,
-                     overwrite);
-        }
-        TransformOutput(win, p, mo, m0, mb, t0, tb, bias, clamp, yn);
+  TransformWeights(w, c, m, u);  // once per call
+  for (int64_t n = 0; n < win.n; ++n) {
+    const float* xn = x + n * c * win.h * win.w;
+    float* yn = y + n * m * win.oh * win.ow;
+    for (int64_t t0 = 0; t0 < p.tiles; t0 += p.tb) {
+      const int64_t tb = Min(p.tb, p.tiles - t0);
+      TransformInput(win, p, xn, t0, tb, v, rows);
+      for (int64_t f = 0; f < kFreqs; ++f) {
+        GemmDirect(m, tb, c, u + f * m * c, c, v + f * c * tb, tb, mo + f * m * tb, tb, overwrite);
       }
+      TransformOutput(win, p, mo, m, t0, tb, bias, clamp, yn);
     }
   }
 }

@@ -119,12 +119,20 @@ inline void ApplyClamp(const Clamp& c, float* y, int64_t n) {
   }
 }
 
+inline bool HasWorkspace(const KernelCall& call) {
+  return call.num_workspace >= 1 && call.workspace != nullptr && call.workspace[0].present();
+}
+
+// Bytes of the node's workspace tensor (0 without one).
+inline size_t WorkspaceSize(const KernelCall& call) {
+  return HasWorkspace(call) ? ByteSize(call.workspace[0]) : 0;
+}
+
 // Verifies the node carries a workspace of at least `need` bytes.
 inline Status CheckWorkspace(const KernelCall& call, size_t need) {
   if (need == 0) return Status::Ok();
-  BATON_KCHECK(call.num_workspace >= 1 && call.workspace != nullptr && call.workspace[0].present(),
-               "kernel needs a workspace tensor");
-  BATON_KCHECK(ByteSize(call.workspace[0]) >= need, "workspace tensor too small");
+  BATON_KCHECK(HasWorkspace(call), "kernel needs a workspace tensor");
+  BATON_KCHECK(WorkspaceSize(call) >= need, "workspace tensor too small");
   return Status::Ok();
 }
 
