@@ -1,5 +1,7 @@
 #include "baton/planner/graph.h"
 
+#include "baton/planner/ops/op_def.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -198,26 +200,7 @@ Result<std::vector<int>> Graph::TopologicalOrder() const {
   return Fail("graph has a cycle through node '" + nodes[cur].name + "': " + cycle);
 }
 
-bool IsSupportedOp(const std::string& op) {
-  static const char* const kOps[] = {
-      "Conv",          "Gemm",        "MatMul",
-      "Add",           "Sub",         "Mul",
-      "Div",           "Relu",        "LeakyRelu",
-      "Clip",          "Sigmoid",     "Tanh",
-      "HardSigmoid",   "HardSwish",   "Softmax",
-      "MaxPool",       "AveragePool", "GlobalAveragePool",
-      "GlobalMaxPool", "ReduceMean",  "BatchNormalization",
-      "Concat",        "Split",       "Slice",
-      "Pad",           "Transpose",   "Reshape",
-      "Flatten",       "Squeeze",     "Unsqueeze",
-      "Gather",        "Shape",       "Constant",
-      "Identity",      "Dropout",     "__copy",
-  };
-  for (const char* known : kOps) {
-    if (op == known) return true;
-  }
-  return false;
-}
+bool IsSupportedOp(const std::string& op) { return FindOp(op) != nullptr; }
 
 Check Validate(const Graph& graph) {
   const int n_tensors = static_cast<int>(graph.tensors.size());

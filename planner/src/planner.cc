@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "baton/executor.h"
-#include "baton/planner/copies.h"
-#include "baton/planner/emit.h"
-#include "baton/planner/inspect.h"
-#include "baton/planner/memory.h"
-#include "baton/planner/schedule.h"
-#include "baton/planner/sim.h"
-#include "baton/planner/simplify.h"
+#include "baton/planner/passes/copies.h"
+#include "baton/planner/emit/emit.h"
+#include "baton/planner/analysis/inspect.h"
+#include "baton/planner/memory/memory.h"
+#include "baton/planner/passes/schedule.h"
+#include "baton/planner/analysis/sim.h"
+#include "baton/planner/import/simplify.h"
 
 namespace baton::planner {
 namespace {

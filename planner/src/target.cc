@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "baton/planner/npy.h"
+#include "baton/planner/io/npy.h"
 
 namespace baton::planner {
 namespace {

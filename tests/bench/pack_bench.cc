@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/planner/pack.h"
+#include "baton/planner/memory/pack.h"
 
 namespace {
 

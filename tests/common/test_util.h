@@ -13,11 +13,11 @@
 
 #include "baton/executor.h"
 #include "baton/linux/linux_port.h"
-#include "baton/planner/emit.h"
-#include "baton/planner/import_json.h"
-#include "baton/planner/npy.h"
+#include "baton/planner/emit/emit.h"
+#include "baton/planner/import/import_json.h"
+#include "baton/planner/io/npy.h"
 #include "baton/planner/planner.h"
-#include "baton/planner/validate_plan.h"
+#include "baton/planner/analysis/validate_plan.h"
 
 namespace baton::test {
 

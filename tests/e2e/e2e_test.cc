@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baton/planner/validate_plan.h"
+#include "baton/planner/analysis/validate_plan.h"
 #include "common/test_util.h"
 
 namespace baton::test {

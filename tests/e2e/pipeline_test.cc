@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baton/planner/sim.h"
+#include "baton/planner/analysis/sim.h"
 #include "common/test_util.h"
 
 namespace baton::test {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/planner/npy.h"
+#include "baton/planner/io/npy.h"
 #include "conv_winograd.h"  // runtime/src/kernels (internal)
 #include "gemm_core.h"
 #include "kernels/kernel_test_util.h"

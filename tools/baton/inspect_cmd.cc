@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "baton/planner/inspect.h"
+#include "baton/planner/analysis/inspect.h"
 #include "commands.h"
 
 namespace baton::tool {

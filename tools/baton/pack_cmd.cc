@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "baton/planner/npy.h"
-#include "baton/planner/pack.h"
+#include "baton/planner/io/npy.h"
+#include "baton/planner/memory/pack.h"
 #include "commands.h"
 
 namespace baton::tool {

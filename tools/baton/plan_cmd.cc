@@ -5,9 +5,9 @@
 #include <iostream>
 #include <memory>
 
-#include "baton/planner/emit.h"
-#include "baton/planner/import_json.h"
-#include "baton/planner/npy.h"
+#include "baton/planner/emit/emit.h"
+#include "baton/planner/import/import_json.h"
+#include "baton/planner/io/npy.h"
 #include "baton/planner/planner.h"
 #include "commands.h"
 #include "output_files.h"

@@ -12,7 +12,7 @@
 #include "baton/executor.h"
 #include "baton/linux/linux_port.h"
 #include "baton/planner/graph.h"
-#include "baton/planner/npy.h"
+#include "baton/planner/io/npy.h"
 #include "commands.h"
 
 namespace baton::tool {

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "baton/planner/inspect.h"
-#include "baton/planner/npy.h"
-#include "baton/planner/sim.h"
+#include "baton/planner/analysis/inspect.h"
+#include "baton/planner/io/npy.h"
+#include "baton/planner/analysis/sim.h"
 #include "baton/planner/target.h"
 #include "commands.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/planner/assign.h"
+#include "baton/planner/passes/assign.h"
 #include "baton/planner/program.h"
 
 namespace baton::planner {

@@ -1,0 +1,25 @@
+#pragma once
+// Lowering from ONNX attributes to the plan's normalized operator parameters
+// (schema Params): explicit pads, non-negative axes, per-dimension slices,
+// constant operands folded into parameters. Kernels then need no ONNX
+// knowledge. Errors name the node.
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <vector>
+
+#include "baton/planner/ops/op_def.h"
+#include "baton/planner/program.h"
+
+namespace baton::planner {
+
+Result<schema::Op> OpFromName(const std::string& op);
+
+// The inputs the runtime kernel receives (constant operands that became
+// parameters are dropped; -1 keeps an absent optional input's place).
+std::vector<int> RuntimeInputs(const Graph& graph, const Node& node);
+
+Result<LoweredParams> LowerParams(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
+                                  const Node& node);
+
+}  // namespace baton::planner

@@ -1,0 +1,171 @@
+#include "baton/planner/analysis/cost.h"
+
+#include <algorithm>
+
+namespace baton::planner {
+namespace {
+
+double Elements(const schema::Tensor* t) {
+  double count = 1;
+  if (t->shape() != nullptr) {
+    for (int64_t d : *t->shape()) count *= static_cast<double>(d);
+  }
+  return count;
+}
+
+const schema::Tensor* Input(const schema::Plan& plan, const schema::Node* node, uint32_t index) {
+  if (node->inputs() == nullptr || index >= node->inputs()->size()) return nullptr;
+  const int32_t t = node->inputs()->Get(index);
+  return t < 0 ? nullptr : plan.tensors()->Get(static_cast<uint32_t>(t));
+}
+
+double Dim(const schema::Tensor* t, int index) {
+  if (t == nullptr || t->shape() == nullptr) return 0;
+  const int rank = static_cast<int>(t->shape()->size());
+  if (index < 0) index += rank;
+  if (index < 0 || index >= rank) return 0;
+  return static_cast<double>(t->shape()->Get(static_cast<uint32_t>(index)));
+}
+
+double ConvMacs(const schema::Plan& plan, const schema::Node* node, double out_elements) {
+  const schema::Tensor* x = Input(plan, node, 0);
+  const schema::Tensor* w = Input(plan, node, 1);
+  const schema::ConvParams* p = node->params_as_ConvParams();
+  const double group = p != nullptr && p->group() > 0 ? p->group() : 1;
+  double area = 1;
+  if (p != nullptr && p->kernel() != nullptr && p->kernel()->size() > 0) {
+    for (int32_t k : *p->kernel()) area *= k;
+  } else if (w != nullptr && w->shape() != nullptr) {
+    for (uint32_t d = 2; d < w->shape()->size(); ++d)
+      area *= static_cast<double>(w->shape()->Get(d));
+  }
+  return out_elements * (Dim(x, 1) / group) * area;
+}
+
+double MatrixMacs(const schema::Plan& plan, const schema::Node* node, double out_elements) {
+  const schema::Tensor* a = Input(plan, node, 0);
+  double k = Dim(a, -1);
+  if (node->op() == schema::Op::Gemm) {
+    const schema::GemmParams* p = node->params_as_GemmParams();
+    if (p != nullptr && p->trans_a()) k = Dim(a, 0);
+  }
+  return out_elements * k;
+}
+
+std::string Name(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+}  // namespace
+
+double NodeMacs(const schema::Plan& plan, uint32_t index) {
+  const schema::Node* node = plan.nodes()->Get(index);
+  if (node->op() == schema::Op::Copy) return 0;
+  if (node->outputs() == nullptr || node->outputs()->size() == 0) return 0;
+  const double out = Elements(plan.tensors()->Get(node->outputs()->Get(0)));
+  switch (node->op()) {
+    case schema::Op::Conv:
+      return ConvMacs(plan, node, out);
+    case schema::Op::Gemm:
+    case schema::Op::MatMul:
+      return MatrixMacs(plan, node, out);
+    default:
+      return out;
+  }
+}
+
+double NodeBytes(const schema::Plan& plan, uint32_t index) {
+  const schema::Node* node = plan.nodes()->Get(index);
+  double bytes = 0;
+  if (node->inputs() != nullptr) {
+    for (int32_t t : *node->inputs()) {
+      if (t >= 0)
+        bytes += static_cast<double>(plan.tensors()->Get(static_cast<uint32_t>(t))->bytes());
+    }
+  }
+  if (node->outputs() != nullptr) {
+    for (uint32_t t : *node->outputs())
+      bytes += static_cast<double>(plan.tensors()->Get(t)->bytes());
+  }
+  return bytes;
+}
+
+Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& target) {
+  const uint32_t num_queues = plan.queues() ? plan.queues()->size() : 0;
+  const uint32_t num_nodes = plan.nodes() ? plan.nodes()->size() : 0;
+  const std::string where = "target '" + target.name + "'";
+  // Queue -> target device (-1 for a DMA engine).
+  std::vector<int> device(num_queues, -1);
+  for (uint32_t q = 0; q < num_queues; ++q) {
+    const schema::Queue* queue = plan.queues()->Get(q);
+    const std::string name = Name(queue->name());
+    const int d = target.FindDevice(name);
+    if (d >= 0) {
+      if (target.devices[d].kind != queue->kind()) {
+        return Fail("plan queue '" + name + "' is a " + DeviceKindName(queue->kind()) +
+                    " queue, but device '" + name + "' of " + where + " is a " +
+                    DeviceKindName(target.devices[d].kind));
+      }
+      device[q] = d;
+      continue;
+    }
+    if (queue->kind() != schema::DeviceKind::Dma) {
+      return Fail("plan queue '" + name + "' (" + DeviceKindName(queue->kind()) +
+                  ") has no device of that name in " + where);
+    }
+    const bool named = std::any_of(target.links.begin(), target.links.end(),
+                                   [&name](const TargetLink& l) { return l.queue == name; });
+    if (!named) {
+      return Fail("plan queue '" + name + "' (dma) is not the queue of any link in " + where);
+    }
+  }
+  // Plan domain -> target domain (-1 when the target has no such domain).
+  const uint32_t num_domains = plan.domains() ? plan.domains()->size() : 0;
+  std::vector<int> domain(num_domains, -1);
+  for (uint32_t d = 0; d < num_domains; ++d) {
+    domain[d] = target.FindDomain(Name(plan.domains()->Get(d)->name()));
+  }
+
+  std::vector<double> seconds(num_nodes, 0);
+  for (uint32_t n = 0; n < num_nodes; ++n) {
+    const schema::Node* node = plan.nodes()->Get(n);
+    const uint32_t q = node->queue();
+    const std::string node_name = "node '" + Name(node->name()) + "'";
+    if (node->op() == schema::Op::Copy) {
+      const schema::Tensor* in = Input(plan, node, 0);
+      const schema::Tensor* out = node->outputs() && node->outputs()->size() > 0
+                                      ? plan.tensors()->Get(node->outputs()->Get(0))
+                                      : nullptr;
+      if (in == nullptr || out == nullptr)
+        return Fail(node_name + ": a copy needs an input and an output");
+      if (in->storage() == schema::Storage::Arena && out->storage() == schema::Storage::Arena &&
+          in->domain() != out->domain()) {
+        const std::string from = Name(plan.domains()->Get(in->domain())->name());
+        const std::string to = Name(plan.domains()->Get(out->domain())->name());
+        if (domain[in->domain()] < 0 || domain[out->domain()] < 0) {
+          return Fail(node_name + ": copies from domain '" + from + "' to '" + to + "', but " +
+                      where + " lacks '" + (domain[in->domain()] < 0 ? from : to) + "'");
+        }
+        const TargetLink* link = target.FindLink(domain[in->domain()], domain[out->domain()]);
+        if (link != nullptr) {
+          seconds[n] = link->latency_s + static_cast<double>(out->bytes()) / link->bytes_per_s;
+          continue;
+        }
+        if (device[q] < 0) {
+          return Fail(node_name + ": " + where + " has no link from '" + from + "' to '" + to +
+                      "' for DMA queue '" + Name(plan.queues()->Get(q)->name()) + "'");
+        }
+      } else if (device[q] < 0) {
+        return Fail(node_name + ": a copy without a source domain cannot run on DMA queue '" +
+                    Name(plan.queues()->Get(q)->name()) + "'");
+      }
+    } else if (device[q] < 0) {
+      return Fail(node_name + ": op " + schema::EnumNameOp(node->op()) + " on DMA queue '" +
+                  Name(plan.queues()->Get(q)->name()) + "'; a DMA engine only runs copies");
+    }
+    const Cost& cost = target.devices[device[q]].cost;
+    seconds[n] = cost.launch_s + std::max(NodeMacs(plan, n) / cost.macs_per_s,
+                                          NodeBytes(plan, n) / cost.bytes_per_s);
+  }
+  return seconds;
+}
+
+}  // namespace baton::planner

@@ -1,0 +1,246 @@
+#include "baton/planner/emit/emit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "baton/plan_view.h"
+#include "baton/planner/emit/lower.h"
+
+namespace baton::planner {
+namespace {
+
+constexpr size_t kConstantAlignment = 64;
+
+struct Indexing {
+  std::vector<int> tensor;  // graph tensor -> plan tensor (-1: not emitted)
+  std::vector<int> tensor_order;
+  std::vector<int> node;    // graph node -> plan node
+};
+
+Indexing Index(const Program& p) {
+  const Graph& g = p.graph;
+  Indexing ix;
+  std::vector<bool> used(g.tensors.size(), false);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (int t : RuntimeInputs(g, g.nodes[n])) if (t >= 0) used[t] = true;
+    for (int t : g.nodes[n].outputs) used[t] = true;
+    if (n < p.workspace.size()) for (int t : p.workspace[n]) used[t] = true;
+  }
+  for (int t : g.inputs) used[t] = true;
+  for (int t : g.outputs) used[t] = true;
+  ix.tensor.assign(g.tensors.size(), -1);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (!used[t]) continue;
+    ix.tensor[t] = static_cast<int>(ix.tensor_order.size());
+    ix.tensor_order.push_back(static_cast<int>(t));
+  }
+  ix.node.assign(g.nodes.size(), -1);
+  for (size_t k = 0; k < p.order.size(); ++k) ix.node[p.order[k]] = static_cast<int>(k);
+  return ix;
+}
+
+}  // namespace
+
+std::string MacroName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
+  return out;
+}
+
+Result<std::string> EmitPlan(const Program& p) {
+  const Graph& g = p.graph;
+  if (p.order.size() != g.nodes.size()) return Fail("internal: plan emitted before scheduling");
+  Indexing ix = Index(p);
+  flatbuffers::FlatBufferBuilder b(1 << 16);
+
+  // Constants first (their offsets are needed by the tensors).
+  std::vector<uint8_t> constants;
+  std::vector<uint64_t> constant_offset(g.tensors.size(), 0);
+  for (int t : ix.tensor_order) {
+    const Tensor& tensor = g.tensors[t];
+    if (!tensor.is_constant) continue;
+    constants.resize((constants.size() + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment);
+    constant_offset[t] = constants.size();
+    constants.insert(constants.end(), tensor.data.begin(), tensor.data.end());
+  }
+
+  std::vector<flatbuffers::Offset<schema::Domain>> domains;
+  for (size_t d = 0; d < p.target.domains.size(); ++d) {
+    const TargetDomain& dom = p.target.domains[d];
+    uint64_t bytes = d < p.domain_report.size() ? p.domain_report[d].arena_bytes : 0;
+    domains.push_back(schema::CreateDomainDirect(b, dom.name.c_str(), bytes, dom.alignment));
+  }
+  std::vector<flatbuffers::Offset<schema::Queue>> queues;
+  for (size_t q = 0; q < p.queues.size(); ++q) {
+    std::vector<uint32_t> qd(p.queues[q].domains.begin(), p.queues[q].domains.end());
+    std::vector<uint32_t> program;
+    for (int n : p.programs[q]) program.push_back(static_cast<uint32_t>(ix.node[n]));
+    queues.push_back(schema::CreateQueueDirect(b, p.queues[q].name.c_str(), p.queues[q].kind, &qd, &program));
+  }
+  std::vector<flatbuffers::Offset<schema::Tensor>> tensors;
+  for (int t : ix.tensor_order) {
+    const Tensor& tensor = g.tensors[t];
+    std::vector<int64_t> shape = tensor.shape;
+    if (tensor.is_constant) {
+      tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, &shape,
+                                                   tensor.bytes(), schema::Storage::Constant, 0,
+                                                   constant_offset[t], 1, 0));
+      continue;
+    }
+    TensorPlacement place;
+    if (static_cast<size_t>(t) < p.placement.size()) place = p.placement[t];
+    uint32_t domain = p.tensor_domain[t] >= 0 ? static_cast<uint32_t>(p.tensor_domain[t]) : 0;
+    tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, &shape,
+                                                 tensor.bytes(), schema::Storage::Arena, domain,
+                                                 place.offset, place.slots, place.slot_stride));
+  }
+  std::vector<flatbuffers::Offset<schema::Node>> nodes;
+  for (int n : p.order) {
+    const Node& node = g.nodes[n];
+    BATON_ASSIGN_OR_RETURN(schema::Op op, OpFromName(node.op));
+    BATON_ASSIGN_OR_RETURN(LoweredParams params, LowerParams(&b, g, node));
+    std::vector<int32_t> inputs;
+    for (int t : RuntimeInputs(g, node)) inputs.push_back(t < 0 ? -1 : ix.tensor[t]);
+    std::vector<uint32_t> outputs;
+    for (int t : node.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
+    std::vector<uint32_t> workspace;
+    if (static_cast<size_t>(n) < p.workspace.size()) {
+      for (int t : p.workspace[n]) workspace.push_back(static_cast<uint32_t>(ix.tensor[t]));
+    }
+    std::vector<schema::Wait> waits;
+    for (const WaitEdge& w : p.waits[n]) {
+      waits.emplace_back(static_cast<uint32_t>(ix.node[w.node]), static_cast<uint32_t>(w.lag));
+    }
+    std::sort(waits.begin(), waits.end(), [](const schema::Wait& a, const schema::Wait& c) {
+      return a.node() != c.node() ? a.node() < c.node() : a.lag() < c.lag();
+    });
+    const int q = p.node_queue[n];
+    uint32_t position = 0;
+    for (size_t k = 0; k < p.programs[q].size(); ++k) {
+      if (p.programs[q][k] == n) position = static_cast<uint32_t>(k);
+    }
+    nodes.push_back(schema::CreateNodeDirect(b, node.name.c_str(), op, static_cast<uint32_t>(q),
+                                             position, static_cast<uint32_t>(p.node_stage[n]),
+                                             &inputs, &outputs, &workspace, &waits, params.type,
+                                             params.offset));
+  }
+  std::vector<uint32_t> inputs, outputs;
+  for (int t : g.inputs) inputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
+  for (int t : g.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
+  auto plan = schema::CreatePlanDirect(b, kPlanFormatVersion, g.name.c_str(),
+                                       static_cast<uint32_t>(p.in_flight), &domains, &queues,
+                                       &tensors, &nodes, &inputs, &outputs,
+                                       constants.empty() ? nullptr : &constants);
+  schema::FinishPlanBuffer(b, plan);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+std::string EmitHeader(const Program& p, const std::string& bytes, const std::string& source) {
+  std::ostringstream o;
+  std::string guard = "BATON_PLAN_" + MacroName(p.graph.name) + "_H_";
+  o << "/* Generated by `baton plan` from " << source << " for target '" << p.target.name
+    << "'. Do not edit. */\n";
+  o << "#ifndef " << guard << "\n#define " << guard << "\n\n";
+  o << "#define BATON_PLAN_BYTES " << bytes.size() << "u\n";
+  o << "#define BATON_PLAN_ALIGN 64u\n";
+  o << "#define BATON_IN_FLIGHT " << p.in_flight << "u\n";
+  o << "#define BATON_NUM_DOMAINS " << p.target.domains.size() << "u\n";
+  for (size_t d = 0; d < p.target.domains.size(); ++d) {
+    const std::string m = MacroName(p.target.domains[d].name);
+    uint64_t arena = d < p.domain_report.size() ? p.domain_report[d].arena_bytes : 0;
+    o << "#define BATON_" << m << "_ARENA_BYTES " << arena << "u\n";
+    o << "#define BATON_" << m << "_ARENA_ALIGN " << p.target.domains[d].alignment << "u\n";
+    o << "#define BATON_" << m << "_DOMAIN_INDEX " << d << "u\n";
+  }
+  o << "\n/* The plan, read in place (constants included): keep it 64-byte aligned. */\n";
+  o << "static const unsigned char baton_plan_data[" << bytes.size()
+    << "] __attribute__((aligned(64))) = {\n";
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i % 16 == 0) o << "  ";
+    o << "0x" << std::hex << std::setw(2) << std::setfill('0')
+      << static_cast<unsigned>(static_cast<uint8_t>(bytes[i])) << std::dec << ",";
+    o << (i % 16 == 15 || i + 1 == bytes.size() ? "\n" : " ");
+  }
+  o << "};\n\n#endif  /* " << guard << " */\n";
+  return o.str();
+}
+
+std::string EmitReport(const Program& p, const std::string& source) {
+  nlohmann::ordered_json r;
+  r["model"] = source;
+  r["graph"] = p.graph.name;
+  r["target"] = p.target.name;
+  r["inferences_in_flight"] = p.in_flight;
+  r["stages"] = p.num_stages;
+  r["copies"] = p.NumCopies();
+  nlohmann::ordered_json domains = nlohmann::ordered_json::object();
+  for (size_t d = 0; d < p.target.domains.size(); ++d) {
+    nlohmann::ordered_json e;
+    e["arena_bytes"] = d < p.domain_report.size() ? p.domain_report[d].arena_bytes : 0;
+    e["lower_bound_bytes"] = d < p.domain_report.size() ? p.domain_report[d].lower_bound_bytes : 0;
+    e["capacity_bytes"] = p.target.domains[d].bytes;
+    domains[p.target.domains[d].name] = e;
+  }
+  r["domains"] = domains;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  for (size_t q = 0; q < p.queues.size(); ++q) {
+    int nodes = 0, copies = 0;
+    for (int n : p.programs[q]) (p.graph.nodes[n].op == kCopyOp ? copies : nodes)++;
+    devices[p.queues[q].name] = {{"kind", DeviceKindName(p.queues[q].kind)}, {"nodes", nodes},
+                                 {"copies", copies}};
+  }
+  r["devices"] = devices;
+  nlohmann::ordered_json fallbacks = nlohmann::ordered_json::array();
+  for (const Fallback& f : p.fallbacks) {
+    fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"requested", f.requested},
+                         {"placed", f.placed}, {"reason", f.reason}});
+  }
+  r["fallbacks"] = fallbacks;
+  r["warnings"] = p.warnings;
+  return r.dump(2) + "\n";
+}
+
+std::string EmitDot(const Program& p) {
+  static const char* kColors[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3",
+                                  "#b3de69", "#fccde5", "#d9d9d9"};
+  const Graph& g = p.graph;
+  std::ostringstream o;
+  o << "digraph \"" << g.name << "\" {\n  rankdir=TB;\n  node [style=filled, fontname=Helvetica];\n";
+  for (size_t q = 0; q < p.queues.size(); ++q) {
+    o << "  subgraph \"cluster_" << p.queues[q].name << "\" { label=\"" << p.queues[q].name << " ("
+      << DeviceKindName(p.queues[q].kind) << ")\"; color=\"" << kColors[q % 8] << "\";\n";
+    for (int n : p.programs[q]) {
+      const Node& node = g.nodes[n];
+      bool copy = node.op == kCopyOp;
+      o << "    n" << n << " [label=\"" << node.name << "\\n" << node.op << " s" << p.node_stage[n]
+        << "\", fillcolor=\"" << kColors[q % 8] << "\"" << (copy ? ", shape=box, style=\"filled,dashed\"" : "")
+        << "];\n";
+    }
+    o << "  }\n";
+  }
+  std::vector<int> producer = g.Producers();
+  for (int t : g.inputs) o << "  t" << t << " [label=\"" << g.tensors[t].name << "\", shape=plaintext, style=\"\"];\n";
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (int t : g.nodes[n].inputs) {
+      if (t < 0 || g.tensors[t].is_constant) continue;
+      if (producer[t] >= 0) {
+        o << "  n" << producer[t] << " -> n" << n << " [label=\"" << g.tensors[t].name << "\"];\n";
+      } else {
+        o << "  t" << t << " -> n" << n << ";\n";
+      }
+    }
+  }
+  for (int t : g.outputs) {
+    o << "  o" << t << " [label=\"" << g.tensors[t].name << "\", shape=plaintext, style=\"\"];\n";
+    if (producer[t] >= 0) o << "  n" << producer[t] << " -> o" << t << ";\n";
+  }
+  o << "}\n";
+  return o.str();
+}
+
+}  // namespace baton::planner

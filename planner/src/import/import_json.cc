@@ -1,0 +1,264 @@
+#include "baton/planner/import/import_json.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "baton/planner/import/import_onnx.h"
+#include "baton/planner/io/npy.h"
+#include "baton/planner/import/shapes.h"
+
+namespace baton::planner {
+namespace {
+
+using json = nlohmann::json;
+
+void FlattenNumbers(const json& v, std::vector<const json*>* out) {
+  if (v.is_array()) {
+    for (const json& e : v) FlattenNumbers(e, out);
+  } else {
+    out->push_back(&v);
+  }
+}
+
+Result<std::vector<int64_t>> ParseShape(const json& v, const std::string& where) {
+  if (!v.is_array()) return Fail(where + ": 'shape' must be a list of integers");
+  std::vector<int64_t> shape;
+  for (const json& d : v) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+      return Fail(where + ": 'shape' must be a list of non-negative integers");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
+Result<DType> ParseDTypeField(const json& obj, const std::string& where) {
+  std::string name = obj.value("dtype", "float32");
+  auto dtype = ParseDType(name);
+  if (!dtype) return Fail(where + ": unknown dtype '" + name + "'");
+  return *dtype;
+}
+
+Result<Attr> ParseAttr(const json& v, const std::string& where) {
+  Attr a;
+  if (v.is_number_integer() || v.is_boolean()) {
+    a.kind = Attr::Kind::kInt;
+    a.i = v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<int64_t>();
+  } else if (v.is_number()) {
+    a.kind = Attr::Kind::kFloat;
+    a.f = v.get<float>();
+  } else if (v.is_string()) {
+    a.kind = Attr::Kind::kString;
+    a.s = v.get<std::string>();
+  } else if (v.is_array()) {
+    bool all_int = true;
+    for (const json& e : v) {
+      if (!e.is_number()) return Fail(where + ": list attributes must hold numbers");
+      all_int &= e.is_number_integer();
+    }
+    if (all_int) {
+      a.kind = Attr::Kind::kInts;
+      for (const json& e : v) a.ints.push_back(e.get<int64_t>());
+    } else {
+      a.kind = Attr::Kind::kFloats;
+      for (const json& e : v) a.floats.push_back(e.get<float>());
+    }
+  } else {
+    return Fail(where + ": unsupported attribute value " + v.dump());
+  }
+  return a;
+}
+
+Check FillInline(const json& data, Tensor* t, const std::string& where) {
+  std::vector<const json*> values;
+  FlattenNumbers(data, &values);
+  if (static_cast<int64_t>(values.size()) != t->elements()) {
+    return Fail(where + ": 'data' has " + std::to_string(values.size()) + " values, shape needs " +
+                std::to_string(t->elements()));
+  }
+  t->data.resize(t->bytes());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const json& v = *values[i];
+    if (!v.is_number()) return Fail(where + ": 'data' must hold numbers");
+    uint8_t* dst = t->data.data() + i * DTypeBytes(t->dtype);
+    switch (t->dtype) {
+      case DType::Float32: { float f = v.get<float>(); std::memcpy(dst, &f, 4); break; }
+      case DType::Int32: { int32_t x = v.get<int32_t>(); std::memcpy(dst, &x, 4); break; }
+      case DType::Int64: { int64_t x = v.get<int64_t>(); std::memcpy(dst, &x, 8); break; }
+      case DType::UInt8: { uint8_t x = v.get<uint8_t>(); std::memcpy(dst, &x, 1); break; }
+      case DType::Int8: { int8_t x = v.get<int8_t>(); std::memcpy(dst, &x, 1); break; }
+    }
+  }
+  return {};
+}
+
+std::string Join(const std::string& dir, const std::string& file) {
+  if (file.empty() || file[0] == '/' || dir.empty()) return file;
+  return dir + "/" + file;
+}
+
+Result<std::string> Name(const json& obj, const std::string& where) {
+  if (!obj.is_object() || !obj.contains("name") || !obj["name"].is_string() ||
+      obj["name"].get<std::string>().empty()) {
+    return Fail(where + ": needs a non-empty string 'name'");
+  }
+  return obj["name"].get<std::string>();
+}
+
+}  // namespace
+
+Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_dir,
+                             const std::string& what) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Fail(what + ": invalid JSON: " + e.what());
+  }
+  if (!root.is_object()) return Fail(what + ": the graph must be a JSON object");
+  Graph g;
+  g.name = root.value("name", "graph");
+  // Initializers and inputs first, so nodes can refer to them by name.
+  if (root.contains("initializers")) {
+    if (!root["initializers"].is_array()) return Fail(what + ": 'initializers' must be a list");
+    for (size_t i = 0; i < root["initializers"].size(); ++i) {
+      const json& init = root["initializers"][i];
+      BATON_ASSIGN_OR_RETURN(std::string name, Name(init, what + ": initializers[" + std::to_string(i) + "]"));
+      std::string where = what + ": initializer '" + name + "'";
+      if (g.FindTensor(name) >= 0) return Fail(where + ": duplicate tensor name");
+      Tensor t;
+      t.name = name;
+      t.is_constant = true;
+      if (init.contains("file")) {
+        if (!init["file"].is_string()) return Fail(where + ": 'file' must be a string");
+        BATON_ASSIGN_OR_RETURN(NpyArray arr, ReadNpy(Join(base_dir, init["file"].get<std::string>())));
+        t.dtype = arr.dtype;
+        t.shape = arr.shape;
+        t.data = std::move(arr.data);
+        if (init.contains("dtype")) {
+          BATON_ASSIGN_OR_RETURN(DType declared, ParseDTypeField(init, where));
+          if (declared != t.dtype) return Fail(where + ": dtype does not match the .npy file");
+        }
+        if (init.contains("shape")) {
+          BATON_ASSIGN_OR_RETURN(std::vector<int64_t> declared, ParseShape(init["shape"], where));
+          if (declared != t.shape) return Fail(where + ": shape does not match the .npy file");
+        }
+      } else {
+        if (!init.contains("shape")) return Fail(where + ": needs 'shape'");
+        BATON_ASSIGN_OR_RETURN(t.dtype, ParseDTypeField(init, where));
+        BATON_ASSIGN_OR_RETURN(t.shape, ParseShape(init["shape"], where));
+        if (!init.contains("data")) return Fail(where + ": needs 'data' or 'file'");
+        BATON_TRY(FillInline(init["data"], &t, where));
+      }
+      t.shape_known = true;
+      g.AddTensor(std::move(t));
+    }
+  }
+  if (!root.contains("inputs") || !root["inputs"].is_array()) {
+    return Fail(what + ": 'inputs' must be a list");
+  }
+  for (size_t i = 0; i < root["inputs"].size(); ++i) {
+    const json& in = root["inputs"][i];
+    BATON_ASSIGN_OR_RETURN(std::string name, Name(in, what + ": inputs[" + std::to_string(i) + "]"));
+    std::string where = what + ": input '" + name + "'";
+    if (g.FindTensor(name) >= 0) return Fail(where + ": duplicate tensor name");
+    Tensor t;
+    t.name = name;
+    BATON_ASSIGN_OR_RETURN(t.dtype, ParseDTypeField(in, where));
+    if (!in.contains("shape")) return Fail(where + ": needs 'shape'");
+    BATON_ASSIGN_OR_RETURN(t.shape, ParseShape(in["shape"], where));
+    t.shape_known = true;
+    g.inputs.push_back(g.AddTensor(std::move(t)));
+  }
+  if (!root.contains("nodes") || !root["nodes"].is_array()) {
+    return Fail(what + ": 'nodes' must be a list");
+  }
+  // Pass 1: create every output tensor, so inputs can name later nodes'
+  // outputs (Validate reports cycles and dangling names clearly).
+  for (size_t i = 0; i < root["nodes"].size(); ++i) {
+    const json& jn = root["nodes"][i];
+    BATON_ASSIGN_OR_RETURN(std::string name, Name(jn, what + ": nodes[" + std::to_string(i) + "]"));
+    std::string where = what + ": node '" + name + "'";
+    if (!jn.contains("outputs") || !jn["outputs"].is_array() || jn["outputs"].empty()) {
+      return Fail(where + ": 'outputs' must be a non-empty list of names");
+    }
+    for (const json& o : jn["outputs"]) {
+      if (!o.is_string()) return Fail(where + ": output names must be strings");
+      if (g.FindTensor(o.get<std::string>()) >= 0) {
+        return Fail(where + ": output '" + o.get<std::string>() +
+                    "' is already produced by another node, an input or an initializer");
+      }
+      Tensor t;
+      t.name = o.get<std::string>();
+      g.AddTensor(std::move(t));
+    }
+  }
+  for (size_t i = 0; i < root["nodes"].size(); ++i) {
+    const json& jn = root["nodes"][i];
+    Node n;
+    n.name = jn["name"].get<std::string>();
+    std::string where = what + ": node '" + n.name + "'";
+    if (!jn.contains("op") || !jn["op"].is_string()) return Fail(where + ": needs a string 'op'");
+    n.op = jn["op"].get<std::string>();
+    if (jn.contains("inputs")) {
+      if (!jn["inputs"].is_array()) return Fail(where + ": 'inputs' must be a list");
+      for (const json& in : jn["inputs"]) {
+        if (in.is_null() || (in.is_string() && in.get<std::string>().empty())) {
+          n.inputs.push_back(-1);
+          continue;
+        }
+        if (!in.is_string()) return Fail(where + ": input names must be strings");
+        int t = g.FindTensor(in.get<std::string>());
+        if (t < 0) {
+          return Fail(where + ": input '" + in.get<std::string>() +
+                      "' is not a graph input, an initializer or any node's output");
+        }
+        n.inputs.push_back(t);
+      }
+    }
+    for (const json& o : jn["outputs"]) n.outputs.push_back(g.FindTensor(o.get<std::string>()));
+    if (jn.contains("attrs")) {
+      if (!jn["attrs"].is_object()) return Fail(where + ": 'attrs' must be an object");
+      for (auto it = jn["attrs"].begin(); it != jn["attrs"].end(); ++it) {
+        BATON_ASSIGN_OR_RETURN(Attr a, ParseAttr(it.value(), where + ": attribute '" + it.key() + "'"));
+        n.attrs[it.key()] = std::move(a);
+      }
+    }
+    if (jn.contains("device")) {
+      if (!jn["device"].is_string()) return Fail(where + ": 'device' must be a string");
+      n.device = jn["device"].get<std::string>();
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  if (!root.contains("outputs") || !root["outputs"].is_array() || root["outputs"].empty()) {
+    return Fail(what + ": 'outputs' must be a non-empty list of tensor names");
+  }
+  for (const json& o : root["outputs"]) {
+    if (!o.is_string()) return Fail(what + ": output names must be strings");
+    int t = g.FindTensor(o.get<std::string>());
+    if (t < 0) return Fail(what + ": graph output '" + o.get<std::string>() + "' is not defined");
+    g.outputs.push_back(t);
+  }
+  Check valid = Validate(g);
+  if (!valid.ok()) return Fail(what + ": " + valid.error());
+  Check shapes = InferShapes(&g);
+  if (!shapes.ok()) return Fail(what + ": " + shapes.error());
+  return g;
+}
+
+Result<Graph> ImportJson(const std::string& path) {
+  BATON_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
+  return ParseGraphJson(text, dir, path);
+}
+
+Result<Graph> ImportModel(const std::string& path) {
+  const std::string ext = ".onnx";
+  if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) {
+    return ImportOnnx(path);
+  }
+  return ImportJson(path);
+}
+
+}  // namespace baton::planner

@@ -1,0 +1,525 @@
+#include "baton/planner/import/import_onnx.h"
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <exception>
+#include <map>
+#include <set>
+
+#include "baton/planner/io/npy.h"
+#include "baton/planner/import/shapes.h"
+#include "baton/planner/import/simplify.h"
+#include "ops/eval_host.h"
+
+namespace baton::planner {
+namespace {
+
+constexpr int64_t kMinOpset = 11;
+constexpr int64_t kMaxOpset = 17;
+
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::optional<DType> DTypeOf(int32_t elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT:
+      return DType::Float32;
+    case onnx::TensorProto::INT64:
+      return DType::Int64;
+    case onnx::TensorProto::INT32:
+      return DType::Int32;
+    case onnx::TensorProto::UINT8:
+      return DType::UInt8;
+    case onnx::TensorProto::INT8:
+      return DType::Int8;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string ElemTypeName(int32_t elem_type) {
+  if (onnx::TensorProto::DataType_IsValid(elem_type)) {
+    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem_type));
+  }
+  return std::to_string(elem_type);
+}
+
+bool UsesExternalData(const onnx::TensorProto& t) {
+  return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0;
+}
+
+template <typename T, typename Field>
+void AppendNarrowed(const Field& values, std::vector<uint8_t>* out) {
+  for (auto v : values) {
+    T narrow = static_cast<T>(v);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(&narrow);
+    out->insert(out->end(), p, p + sizeof(T));
+  }
+}
+
+// An initializer or Constant value as a constant tensor named `name`.
+Result<Tensor> ConvertTensor(const onnx::TensorProto& proto, const std::string& name) {
+  if (UsesExternalData(proto)) {
+    return Fail("model uses external data for tensor '" + name +
+                "'; re-export with weights embedded");
+  }
+  std::optional<DType> dtype = DTypeOf(proto.data_type());
+  if (!dtype) {
+    return Fail("tensor '" + name + "' has unsupported data type " +
+                ElemTypeName(proto.data_type()));
+  }
+  Tensor t;
+  t.name = name;
+  t.dtype = *dtype;
+  t.is_constant = true;
+  t.shape_known = true;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return Fail("tensor '" + name + "' has a negative dim");
+    t.shape.push_back(d);
+  }
+  const size_t n = static_cast<size_t>(t.elements());
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    if (raw.size() != t.bytes()) {
+      return Fail("tensor '" + name + "' has " + std::to_string(raw.size()) +
+                  " bytes of raw data, expected " + std::to_string(t.bytes()));
+    }
+    t.data.assign(raw.begin(), raw.end());  // ONNX raw data is little-endian
+    return t;
+  }
+  size_t count = 0;
+  switch (t.dtype) {
+    case DType::Float32:
+      count = static_cast<size_t>(proto.float_data_size());
+      AppendNarrowed<float>(proto.float_data(), &t.data);
+      break;
+    case DType::Int64:
+      count = static_cast<size_t>(proto.int64_data_size());
+      AppendNarrowed<int64_t>(proto.int64_data(), &t.data);
+      break;
+    case DType::Int32:
+      count = static_cast<size_t>(proto.int32_data_size());
+      AppendNarrowed<int32_t>(proto.int32_data(), &t.data);
+      break;
+    case DType::UInt8:
+      count = static_cast<size_t>(proto.int32_data_size());
+      AppendNarrowed<uint8_t>(proto.int32_data(), &t.data);
+      break;
+    case DType::Int8:
+      count = static_cast<size_t>(proto.int32_data_size());
+      AppendNarrowed<int8_t>(proto.int32_data(), &t.data);
+      break;
+  }
+  if (count != n) {
+    return Fail("tensor '" + name + "' has " + std::to_string(count) + " values, its shape needs " +
+                std::to_string(n));
+  }
+  return t;
+}
+
+// Static shape and dtype of a value_info, if it has both.
+bool StaticType(const onnx::ValueInfoProto& vi, DType* out_dtype, std::vector<int64_t>* out_shape) {
+  if (!vi.type().has_tensor_type()) return false;
+  const auto& tt = vi.type().tensor_type();
+  std::optional<DType> dtype = DTypeOf(tt.elem_type());
+  if (!dtype || !tt.has_shape()) return false;
+  std::vector<int64_t> shape;
+  for (const auto& dim : tt.shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0) return false;
+    shape.push_back(dim.dim_value());
+  }
+  *out_dtype = *dtype;
+  *out_shape = std::move(shape);
+  return true;
+}
+
+Result<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& where) {
+  Attr attr;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT:
+      attr.kind = Attr::Kind::kInt;
+      attr.i = a.i();
+      break;
+    case onnx::AttributeProto::FLOAT:
+      attr.kind = Attr::Kind::kFloat;
+      attr.f = a.f();
+      break;
+    case onnx::AttributeProto::INTS:
+      attr.kind = Attr::Kind::kInts;
+      attr.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::FLOATS:
+      attr.kind = Attr::Kind::kFloats;
+      attr.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::STRING:
+      attr.kind = Attr::Kind::kString;
+      attr.s = a.s();
+      break;
+    default:
+      return Fail(where + ": attribute '" + a.name() + "' has unsupported type " +
+                  onnx::AttributeProto::AttributeType_Name(a.type()));
+  }
+  return attr;
+}
+
+// A shape and dtype ONNX's shape inference (or the exporter) recorded.
+struct Declared {
+  int tensor = -1;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+};
+
+class Importer {
+ public:
+  Result<Graph> Run(const onnx::ModelProto& model, int64_t opset) {
+    const onnx::GraphProto& g = model.graph();
+    graph_.name = g.name();
+    for (const auto& init : g.initializer()) {
+      if (index_.count(init.name())) {
+        return Fail("initializer '" + init.name() + "' is defined twice");
+      }
+      BATON_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(init, init.name()));
+      Add(std::move(t));
+    }
+    for (const auto& input : g.input()) {
+      const int existing = Find(input.name());
+      if (existing >= 0 && graph_.tensors[existing].is_constant) continue;  // an initializer
+      if (existing >= 0) return Fail("graph input '" + input.name() + "' is listed twice");
+      BATON_ASSIGN_OR_RETURN(Tensor t, InputTensor(input));
+      graph_.inputs.push_back(Add(std::move(t)));
+    }
+    BATON_TRY(ImportNodes(g, opset));
+    for (const auto& output : g.output()) {
+      const int t = Find(output.name());
+      if (t < 0) {
+        return Fail("graph output '" + output.name() + "' is not produced by any node");
+      }
+      graph_.outputs.push_back(t);
+      Declare(output, t);
+    }
+    for (const auto& vi : g.value_info()) {
+      const int t = Find(vi.name());
+      if (t >= 0) Declare(vi, t);
+    }
+    return std::move(graph_);
+  }
+
+  // Softmax nodes imported from opset < 13 (coerce-to-2D semantics).
+  const std::vector<int>& legacy_softmax() const { return legacy_softmax_; }
+  const std::vector<Declared>& declared() const { return declared_; }
+
+ private:
+  int Find(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? -1 : it->second;
+  }
+  int Add(Tensor t) {
+    const std::string name = t.name;
+    const int i = graph_.AddTensor(std::move(t));
+    index_[name] = i;
+    return i;
+  }
+  int FindOrAdd(const std::string& name) {
+    const int t = Find(name);
+    if (t >= 0) return t;
+    Tensor tensor;
+    tensor.name = name;
+    return Add(std::move(tensor));
+  }
+
+  // Shapes known to ONNX are recorded, and compared with Baton's after
+  // InferShapes (see CheckDeclaredShapes).
+  void Declare(const onnx::ValueInfoProto& vi, int t) {
+    if (graph_.tensors[t].is_constant || graph_.tensors[t].shape_known) return;
+    Declared d;
+    d.tensor = t;
+    if (StaticType(vi, &d.dtype, &d.shape)) declared_.push_back(std::move(d));
+  }
+
+  Result<Tensor> InputTensor(const onnx::ValueInfoProto& input) {
+    const std::string& name = input.name();
+    if (!input.type().has_tensor_type()) return Fail("graph input '" + name + "' is not a tensor");
+    const auto& tt = input.type().tensor_type();
+    std::optional<DType> dtype = DTypeOf(tt.elem_type());
+    if (!dtype) {
+      return Fail("graph input '" + name + "' has unsupported data type " +
+                  ElemTypeName(tt.elem_type()));
+    }
+    if (!tt.has_shape()) return Fail("graph input '" + name + "' has no shape");
+    Tensor t;
+    t.name = name;
+    t.dtype = *dtype;
+    t.shape_known = true;
+    for (int d = 0; d < tt.shape().dim_size(); ++d) {
+      const auto& dim = tt.shape().dim(d);
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        const std::string what =
+            dim.has_dim_param() ? "symbolic dim '" + dim.dim_param() + "'" : "an unknown dim";
+        return Fail("graph input '" + name + "' has " + what + " at index " + std::to_string(d) +
+                    "; dynamic shapes are not supported, export with static input shapes");
+      }
+      t.shape.push_back(dim.dim_value());
+    }
+    return t;
+  }
+
+  // "<op>_<index>" for unnamed nodes; a suffix resolves clashes.
+  std::vector<std::string> NodeNames(const onnx::GraphProto& g) {
+    std::set<std::string> taken;
+    for (const auto& node : g.node()) {
+      if (!node.name().empty()) taken.insert(node.name());
+    }
+    std::set<std::string> used;
+    std::vector<std::string> names;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& node = g.node(i);
+      std::string name = node.name();
+      if (name.empty() || used.count(name)) {
+        const std::string base = (name.empty() ? node.op_type() : name) + "_" + std::to_string(i);
+        name = base;
+        for (int k = 1; used.count(name) || (taken.count(name) && name != node.name()); ++k) {
+          name = base + "_" + std::to_string(k);
+        }
+      }
+      used.insert(name);
+      names.push_back(name);
+    }
+    return names;
+  }
+
+  Check ImportNodes(const onnx::GraphProto& g, int64_t opset) {
+    const std::vector<std::string> names = NodeNames(g);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& proto = g.node(i);
+      const std::string& name = names[i];
+      const std::string where = "node '" + name + "' (op '" + proto.op_type() + "')";
+      if (!IsDefaultDomain(proto.domain())) {
+        return Fail(where + ": unsupported op (domain '" + proto.domain() + "')");
+      }
+      if (!IsSupportedOp(proto.op_type()) || proto.op_type() == "__copy") {
+        return Fail(where + ": unsupported op");
+      }
+      if (proto.op_type() == "Constant") {
+        BATON_TRY(ImportConstant(proto, where));
+        continue;
+      }
+      Node node;
+      node.name = name;
+      node.op = proto.op_type();
+      for (const auto& a : proto.attribute()) {
+        BATON_ASSIGN_OR_RETURN(Attr attr, ConvertAttr(a, where));
+        node.attrs[a.name()] = std::move(attr);
+      }
+      for (const std::string& in : proto.input()) {
+        if (in.empty()) {
+          node.inputs.push_back(-1);
+          continue;
+        }
+        const int t = Find(in);
+        if (t < 0) {
+          // ONNX lists nodes in topological order, so this is a dangling name.
+          return Fail(where + " reads '" + in +
+                      "' which no node produces and is not a graph input or initializer");
+        }
+        node.inputs.push_back(t);
+      }
+      while (!node.inputs.empty() && node.inputs.back() < 0) node.inputs.pop_back();
+      // Omitted optional outputs (Dropout's mask...) are trailing "" names.
+      int n_outputs = proto.output_size();
+      while (n_outputs > 0 && proto.output(n_outputs - 1).empty()) --n_outputs;
+      for (int k = 0; k < n_outputs; ++k) {
+        const std::string& out = proto.output(k);
+        if (out.empty()) return Fail(where + ": output " + std::to_string(k) + " has no name");
+        if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
+        node.outputs.push_back(FindOrAdd(out));
+      }
+      if (node.op == "Softmax" && opset < 13) {
+        // Coerce-to-2D semantics; the IR has opset 13's single-axis Softmax.
+        if (node.FindAttr("axis") == nullptr) {
+          Attr axis;
+          axis.kind = Attr::Kind::kInt;
+          axis.i = 1;
+          node.attrs["axis"] = axis;
+        }
+        legacy_softmax_.push_back(static_cast<int>(graph_.nodes.size()));
+      }
+      graph_.nodes.push_back(std::move(node));
+    }
+    return Check();
+  }
+
+  Check ImportConstant(const onnx::NodeProto& proto, const std::string& where) {
+    if (proto.output_size() != 1) return Fail(where + ": Constant must have one output");
+    if (proto.attribute_size() != 1)
+      return Fail(where + ": Constant must have one value attribute");
+    const std::string& out = proto.output(0);
+    if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
+    const onnx::AttributeProto& a = proto.attribute(0);
+    Tensor t;
+    if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
+      auto converted = ConvertTensor(a.t(), out);
+      if (!converted.ok()) return Fail(where + ": " + converted.error());
+      t = std::move(converted).value();
+    } else {
+      t.name = out;
+      t.is_constant = true;
+      t.shape_known = true;
+      auto put = [&t](const void* p, size_t n) {
+        const uint8_t* b = static_cast<const uint8_t*>(p);
+        t.data.insert(t.data.end(), b, b + n);
+      };
+      if (a.name() == "value_float") {
+        float f = a.f();
+        put(&f, sizeof f);
+      } else if (a.name() == "value_floats") {
+        t.shape = {a.floats_size()};
+        for (float f : a.floats()) put(&f, sizeof f);
+      } else if (a.name() == "value_int") {
+        t.dtype = DType::Int64;
+        int64_t v = a.i();
+        put(&v, sizeof v);
+      } else if (a.name() == "value_ints") {
+        t.dtype = DType::Int64;
+        t.shape = {a.ints_size()};
+        for (int64_t v : a.ints()) put(&v, sizeof v);
+      } else {
+        return Fail(where + ": unsupported Constant attribute '" + a.name() + "'");
+      }
+    }
+    Add(std::move(t));
+    return Check();
+  }
+
+  Graph graph_;
+  std::map<std::string, int> index_;
+  std::vector<int> legacy_softmax_;
+  std::vector<Declared> declared_;
+};
+
+// Softmax before opset 13 normalizes over all dims from `axis` on; that is
+// opset 13's Softmax over `axis` only when the dims after it are all 1.
+Check CheckLegacySoftmax(Graph* graph, const std::vector<int>& nodes) {
+  for (int n : nodes) {
+    Node& node = graph->nodes[n];
+    const Tensor& x = graph->tensors[node.inputs[0]];
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = node.GetInt("axis", 1);
+    if (axis < 0) axis += rank;
+    for (int64_t d = axis + 1; d < rank; ++d) {
+      if (x.shape[d] != 1) {
+        return Fail("node '" + node.name + "': Softmax (opset < 13) over dims " +
+                    std::to_string(axis) + ".." + std::to_string(rank - 1) + " of '" + x.name +
+                    "' is not supported; export with opset 13 or later");
+      }
+    }
+    node.attrs["axis"].i = axis;
+  }
+  return Check();
+}
+
+// ONNX before 1.16 sized ceil_mode pools without the rule that the last
+// window must start inside the input or its begin padding (PyTorch and
+// onnxruntime apply it; InferShapes does too), and exporters write those
+// sizes into the model. True if that rule changes any pool's output here.
+bool CeilRuleChangesShapes(const Graph& graph) {
+  for (const Node& node : graph.nodes) {
+    if ((node.op != "MaxPool" && node.op != "AveragePool") || node.GetInt("ceil_mode", 0) == 0) {
+      continue;
+    }
+    const std::vector<int64_t>& x = graph.tensors[node.inputs[0]].shape;
+    const std::vector<int64_t>& y = graph.tensors[node.outputs[0]].shape;
+    const size_t r = x.size() - 2;
+    const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+    std::vector<int64_t> strides = node.GetInts("strides");
+    std::vector<int64_t> dilations = node.GetInts("dilations");
+    if (strides.empty()) strides.assign(r, 1);
+    if (dilations.empty()) dilations.assign(r, 1);
+    auto pads = internal::ResolvePads(node, std::vector<int64_t>(x.begin() + 2, x.end()), kernel,
+                                      strides, dilations);
+    if (!pads.ok()) continue;  // InferShapes accepted the node, so unreachable
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t span =
+          x[2 + i] + (*pads)[i] + (*pads)[i + r] - dilations[i] * (kernel[i] - 1) - 1;
+      if ((span + strides[i] - 1) / strides[i] + 1 != y[2 + i]) return true;
+    }
+  }
+  return false;
+}
+
+Check CheckDeclaredShapes(const Graph& graph, const std::vector<Declared>& declared) {
+  if (CeilRuleChangesShapes(graph)) return Check();  // ONNX's shapes are stale
+  for (const Declared& d : declared) {
+    const Tensor& t = graph.tensors[d.tensor];
+    if (t.shape != d.shape || t.dtype != d.dtype) {
+      return Fail("tensor '" + t.name + "': the model declares " + DTypeName(d.dtype) + " " +
+                  internal::ShapeString(d.shape) + " but Baton infers " + DTypeName(t.dtype) + " " +
+                  internal::ShapeString(t.shape));
+    }
+  }
+  return Check();
+}
+
+Result<Graph> ImportModel(const std::string& bytes) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) return Fail("not a valid ONNX model (protobuf parse failed)");
+  if (!model.has_graph()) return Fail("model has no graph");
+  int64_t opset = -1;
+  for (const auto& import : model.opset_import()) {
+    if (IsDefaultDomain(import.domain())) opset = import.version();
+  }
+  if (opset < 0) return Fail("model does not import the default ONNX opset");
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    return Fail("model uses opset " + std::to_string(opset) + "; Baton supports opsets " +
+                std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                " (re-export, e.g. with opset_version=13)");
+  }
+  // External data must be rejected before ONNX's shape inference sees it.
+  for (const auto& init : model.graph().initializer()) {
+    if (UsesExternalData(init)) {
+      return Fail("model uses external data for tensor '" + init.name() +
+                  "'; re-export with weights embedded");
+    }
+  }
+  // ONNX's inference adds shapes to check ours against. It rejects models
+  // whose declared shapes disagree with its own (ONNX 1.12) rules; then the
+  // model is imported as written and InferShapes has the last word.
+  {
+    onnx::ModelProto inferred = model;
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                          /*data_prop_val=*/true);
+      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
+      model.Swap(&inferred);
+    } catch (const std::exception&) {
+    }
+  }
+
+  Importer importer;
+  BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));
+  BATON_TRY(Validate(graph));
+  BATON_TRY(InferShapes(&graph));
+  BATON_TRY(CheckDeclaredShapes(graph, importer.declared()));
+  BATON_TRY(CheckLegacySoftmax(&graph, importer.legacy_softmax()));
+  BATON_TRY(Simplify(&graph));
+  return graph;
+}
+
+}  // namespace
+
+Result<Graph> ImportOnnx(const std::string& path) {
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return Fail(bytes.error());
+  auto graph = ImportModel(*bytes);
+  if (!graph.ok()) return Fail(path + ": " + graph.error());
+  if (graph->name.empty()) {
+    const size_t slash = path.find_last_of('/');
+    std::string stem = slash == std::string::npos ? path : path.substr(slash + 1);
+    const size_t dot = stem.rfind('.');
+    graph->name = dot == std::string::npos ? stem : stem.substr(0, dot);
+  }
+  return graph;
+}
+
+}  // namespace baton::planner

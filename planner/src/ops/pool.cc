@@ -1,0 +1,70 @@
+// Windowed and global pooling.
+
+#include <algorithm>
+
+#include "ops/families.h"
+#include "ops/infer_context.h"
+
+namespace baton::planner {
+namespace {
+
+using internal::Shape;
+using internal::ShapeString;
+
+Check InferPool(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(c.RequireMinRank(0, 3));
+  const Shape& x = c.S(0);
+  const size_t r = x.size() - 2;
+  if (c.node().FindAttr("kernel_shape") == nullptr) {
+    return c.Err("attribute 'kernel_shape' is required");
+  }
+  const Shape kernel = c.node().GetInts("kernel_shape");
+  const Shape strides = AttrOr(c.node(), "strides", r, 1);
+  const Shape dilations = AttrOr(c.node(), "dilations", r, 1);
+  BATON_TRY(CheckSpatial(c, "kernel_shape", kernel, r));
+  BATON_TRY(CheckSpatial(c, "strides", strides, r));
+  BATON_TRY(CheckSpatial(c, "dilations", dilations, r));
+  const bool ceil_mode = c.node().GetInt("ceil_mode", 0) != 0;
+  const Shape spatial(x.begin() + 2, x.end());
+  auto pads = internal::ResolvePads(c.node(), spatial, kernel, strides, dilations);
+  if (!pads.ok()) return c.Err(pads.error());
+  Shape out = {x[0], x[1]};
+  for (size_t i = 0; i < r; ++i) {
+    int64_t span = spatial[i] + (*pads)[i] + (*pads)[i + r] - dilations[i] * (kernel[i] - 1) - 1;
+    if (span < 0) {
+      return c.Err("kernel " + ShapeString(kernel) + " is larger than padded input " + c.Desc(0));
+    }
+    int64_t n = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+    // With ceil_mode the last window must start inside the input or the
+    // begin padding (PyTorch and onnxruntime semantics).
+    if (ceil_mode && (n - 1) * strides[i] >= spatial[i] + (*pads)[i]) --n;
+    out.push_back(n);
+  }
+  c.Output(DType::Float32, out);
+  return Check();
+}
+
+Check InferGlobalPool(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(c.RequireMinRank(0, 3));
+  Shape out = c.S(0);
+  std::fill(out.begin() + 2, out.end(), 1);
+  c.Output(DType::Float32, out);
+  return Check();
+}
+
+// name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
+// kernel inputs, lower, macs, eval, eval_reads_shapes_only
+const OpDef kOps[] = {
+    {"MaxPool", 1, 1, 1, 1, InferPool, true, schema::Op::MaxPool, 1, nullptr, nullptr, nullptr, false},
+    {"AveragePool", 1, 1, 1, 1, InferPool, true, schema::Op::AveragePool, 1, nullptr, nullptr, nullptr, false},
+    {"GlobalAveragePool", 1, 1, 1, 1, InferGlobalPool, true, schema::Op::GlobalAveragePool, 1, nullptr, nullptr, nullptr, false},
+    {"GlobalMaxPool", 1, 1, 1, 1, InferGlobalPool, true, schema::Op::GlobalMaxPool, 1, nullptr, nullptr, nullptr, false},
+};
+
+}  // namespace
+
+const OpFamily kPoolOps = {kOps, sizeof(kOps) / sizeof(kOps[0])};
+
+}  // namespace baton::planner

@@ -1,0 +1,33 @@
+// Softmax along one axis.
+
+#include <algorithm>
+
+#include "ops/families.h"
+#include "ops/infer_context.h"
+
+namespace baton::planner {
+namespace {
+
+using internal::Shape;
+using internal::ShapeString;
+
+Check InferSoftmax(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(c.RequireMinRank(0, 1));
+  auto axis = c.Axis(c.node().GetInt("axis", -1), c.Rank(0), "axis");
+  if (!axis.ok()) return Fail(axis.error());
+  c.SameAsInput(0);
+  return Check();
+}
+
+// name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
+// kernel inputs, lower, macs, eval, eval_reads_shapes_only
+const OpDef kOps[] = {
+    {"Softmax", 1, 1, 1, 1, InferSoftmax, true, schema::Op::Softmax, 1, nullptr, nullptr, nullptr, false},
+};
+
+}  // namespace
+
+const OpFamily kSoftmaxOps = {kOps, sizeof(kOps) / sizeof(kOps[0])};
+
+}  // namespace baton::planner

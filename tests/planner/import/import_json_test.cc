@@ -1,0 +1,108 @@
+// Graph JSON importer: good graphs and every kind of bad input gives a clear
+// error naming the node, tensor or field.
+
+#include <gtest/gtest.h>
+
+#include "baton/planner/import/import_json.h"
+
+namespace baton::planner {
+namespace {
+
+const char* kGood = R"({"name": "g",
+  "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 2, 4, 4]}],
+  "outputs": ["y"],
+  "initializers": [{"name": "w", "dtype": "float32", "shape": [3, 2, 1, 1], "data": [1, 2, 3, 4, 5, 6]}],
+  "nodes": [{"name": "conv", "op": "Conv", "inputs": ["x", "w"], "outputs": ["c"]},
+            {"name": "relu", "op": "Relu", "inputs": ["c"], "outputs": ["y"], "device": "npu0"}]})";
+
+std::string Error(const std::string& text) {
+  auto g = ParseGraphJson(text, "", "g.json");
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? "" : g.error();
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(ImportJson, ParsesGraph) {
+  auto g = ParseGraphJson(kGood, "", "g.json");
+  ASSERT_TRUE(g.ok()) << g.error();
+  ASSERT_EQ(g->nodes.size(), 2u);
+  EXPECT_EQ(g->nodes[1].device, "npu0");
+  const Tensor& c = g->tensors[g->FindTensor("c")];
+  EXPECT_EQ(c.shape, (std::vector<int64_t>{1, 3, 4, 4}));  // by hand: 1x1 conv, 3 filters
+  const Tensor& w = g->tensors[g->FindTensor("w")];
+  EXPECT_TRUE(w.is_constant);
+  EXPECT_EQ(w.FloatData(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(ImportJson, InvalidJsonNamesFile) {
+  EXPECT_NE(Error("{").find("g.json: invalid JSON"), std::string::npos);
+}
+
+TEST(ImportJson, DanglingInputNamesNodeAndTensor) {
+  std::string e = Error(Replace(kGood, R"("inputs": ["c"])", R"("inputs": ["nope"])"));
+  EXPECT_NE(e.find("relu"), std::string::npos) << e;
+  EXPECT_NE(e.find("nope"), std::string::npos) << e;
+}
+
+TEST(ImportJson, DuplicateOutputName) {
+  std::string e = Error(Replace(kGood, R"("outputs": ["y"], "device")", R"("outputs": ["c"], "device")"));
+  EXPECT_NE(e.find("'c'"), std::string::npos) << e;
+}
+
+TEST(ImportJson, CycleNamesANode) {
+  // relu reads y2 produced by relu2, which reads y produced by relu.
+  std::string cyclic = R"({"inputs": [{"name": "x", "shape": [4]}], "outputs": ["y"],
+    "nodes": [{"name": "relu", "op": "Relu", "inputs": ["y2"], "outputs": ["y"]},
+              {"name": "relu2", "op": "Relu", "inputs": ["y"], "outputs": ["y2"]}]})";
+  std::string e = Error(cyclic);
+  EXPECT_NE(e.find("cycle"), std::string::npos) << e;
+  EXPECT_TRUE(e.find("relu") != std::string::npos) << e;
+}
+
+TEST(ImportJson, UnknownOp) {
+  std::string e = Error(Replace(kGood, R"("op": "Relu")", R"("op": "Frobnicate")"));
+  EXPECT_NE(e.find("Frobnicate"), std::string::npos) << e;
+  EXPECT_NE(e.find("relu"), std::string::npos) << e;
+}
+
+TEST(ImportJson, ShapeMismatch) {
+  // 3 input channels declared, weights expect 2.
+  std::string e = Error(Replace(kGood, R"("shape": [1, 2, 4, 4])", R"("shape": [1, 3, 4, 4])"));
+  EXPECT_NE(e.find("conv"), std::string::npos) << e;
+}
+
+TEST(ImportJson, DtypeMismatch) {
+  std::string e = Error(Replace(kGood, R"("dtype": "float32", "shape": [3, 2, 1, 1])",
+                                R"("dtype": "int32", "shape": [3, 2, 1, 1])"));
+  EXPECT_NE(e.find("conv"), std::string::npos) << e;
+}
+
+TEST(ImportJson, WrongDataCount) {
+  std::string e = Error(Replace(kGood, "[1, 2, 3, 4, 5, 6]", "[1, 2, 3]"));
+  EXPECT_NE(e.find("initializer 'w'"), std::string::npos) << e;
+  EXPECT_NE(e.find("3 values"), std::string::npos) << e;
+}
+
+TEST(ImportJson, UnknownDtype) {
+  std::string e = Error(Replace(kGood, R"("dtype": "float32", "shape": [1)", R"("dtype": "float64", "shape": [1)"));
+  EXPECT_NE(e.find("float64"), std::string::npos) << e;
+}
+
+TEST(ImportJson, MissingNpyFileNamesPath) {
+  std::string e = Error(Replace(kGood, R"("data": [1, 2, 3, 4, 5, 6])", R"("file": "missing.npy")"));
+  EXPECT_NE(e.find("missing.npy"), std::string::npos) << e;
+}
+
+TEST(ImportJson, UndefinedGraphOutput) {
+  std::string e = Error(Replace(kGood, R"("outputs": ["y"],)", R"("outputs": ["zz"],)"));
+  EXPECT_NE(e.find("zz"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace baton::planner

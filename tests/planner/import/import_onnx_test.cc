@@ -1,0 +1,356 @@
+#include "baton/planner/import/import_onnx.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+#include "baton/planner/io/npy.h"
+#include "baton/planner/import/simplify.h"
+
+// The tiny models come from tests/planner/import/make_onnx_cases.py, the torchvision
+// models from tools/export_torchvision.py; both run with the system Python
+// (python3-onnx, python3-torch, python3-torchvision). A missing Python
+// package fails the tests: nothing is skipped.
+
+namespace baton::planner {
+namespace {
+
+const std::string kWorkDir = std::string(BATON_BINARY_DIR) + "/import_onnx_test";
+
+int RunCommand(const std::string& command) { return std::system(command.c_str()); }
+
+std::map<std::string, int> OpCounts(const Graph& g) {
+  std::map<std::string, int> counts;
+  for (const Node& n : g.nodes) counts[n.op]++;
+  return counts;
+}
+
+int Fused(const Graph& g) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.clamp.has_value();
+  return n;
+}
+
+const Node* FindNode(const Graph& g, const std::string& name) {
+  for (const Node& n : g.nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+// --- Tiny hand-made models --------------------------------------------------
+
+// Every test generates the cases into its own directory, so that tests run
+// as separate processes in parallel (ctest -j) never read a half-written file.
+class OnnxCasesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cases_dir_ =
+        kWorkDir + "/cases_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                            "/tests/planner/import/make_onnx_cases.py " + cases_dir_;
+    ASSERT_EQ(RunCommand(cmd), 0) << cmd << " failed";
+  }
+  const std::string& CasesDir() const { return cases_dir_; }
+  std::string Case(const std::string& name) const { return cases_dir_ + "/" + name + ".onnx"; }
+
+  void ExpectError(const std::string& name, const std::string& message) const {
+    auto g = ImportOnnx(Case(name));
+    ASSERT_FALSE(g.ok()) << name << " imported but should fail with: " << message;
+    EXPECT_NE(g.error().find(message), std::string::npos) << g.error();
+    EXPECT_EQ(g.error().rfind(Case(name) + ": ", 0), 0u)
+        << "error should name the file: " << g.error();
+  }
+
+  std::string cases_dir_;
+};
+
+TEST_F(OnnxCasesTest, ValidSmallModel) {
+  auto g = ImportOnnx(Case("valid_small"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_EQ(g->name, "case");
+  // w is an initializer also listed as a graph input: a constant, not an input.
+  ASSERT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->tensors[g->inputs[0]].name, "x");
+  EXPECT_EQ(g->tensors[g->inputs[0]].shape, (std::vector<int64_t>{1, 3}));
+  ASSERT_EQ(g->outputs.size(), 1u);
+  const Tensor& y = g->tensors[g->outputs[0]];
+  EXPECT_EQ(y.name, "y");  // stable through Identity removal
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{2, 2}));
+  // Gemm (unnamed -> "Gemm_0") with its Relu fused, then the Reshape writing y.
+  ASSERT_EQ(g->nodes.size(), 2u);
+  const Node* gemm = FindNode(*g, "Gemm_0");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->op, "Gemm");
+  ASSERT_TRUE(gemm->clamp.has_value());
+  EXPECT_EQ(gemm->clamp->first, 0.0f);
+  EXPECT_EQ(gemm->clamp->second, std::numeric_limits<float>::infinity());
+  EXPECT_EQ(gemm->GetInt("transB", 0), 1);
+  // Typed-field initializers.
+  EXPECT_EQ(g->tensors[gemm->inputs[1]].FloatData(), std::vector<float>(12, 0.5f));
+  EXPECT_EQ(g->tensors[gemm->inputs[2]].FloatData(), (std::vector<float>{1, 2, 3, 4}));
+  const Node* reshape = FindNode(*g, "reshape");
+  ASSERT_NE(reshape, nullptr);
+  const Tensor& shape = g->tensors[reshape->inputs[1]];
+  EXPECT_TRUE(shape.is_constant);
+  EXPECT_EQ(shape.IntData(), (std::vector<int64_t>{2, 2}));
+  // The unused Constant 'scale' is gone.
+  EXPECT_EQ(g->FindTensor("scale"), -1);
+}
+
+TEST_F(OnnxCasesTest, GeneratedNodeNamesAreUnique) {
+  auto g = ImportOnnx(Case("unnamed_nodes"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  ASSERT_EQ(g->nodes.size(), 3u);
+  EXPECT_EQ(g->nodes[0].name, "Relu_0_1");  // "Relu_0" is taken by the Sigmoid
+  EXPECT_EQ(g->nodes[1].name, "Relu_0");
+  EXPECT_EQ(g->nodes[2].name, "Tanh_2");
+}
+
+TEST_F(OnnxCasesTest, ShapeChainFolds) {
+  auto g = ImportOnnx(Case("shape_chain"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->nodes[0].op, "Reshape");
+  EXPECT_EQ(g->tensors[g->nodes[0].inputs[1]].IntData(), (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(g->tensors[g->outputs[0]].shape, (std::vector<int64_t>{2, 12}));
+}
+
+TEST_F(OnnxCasesTest, OpsetRange) {
+  for (const char* name : {"opset_11", "opset_17"}) {
+    auto g = ImportOnnx(Case(name));
+    EXPECT_TRUE(g.ok()) << name << ": " << g.error();
+  }
+  ExpectError("opset_9", "model uses opset 9; Baton supports opsets 11 to 17");
+  ExpectError("opset_18", "model uses opset 18; Baton supports opsets 11 to 17");
+}
+
+TEST_F(OnnxCasesTest, LegacySoftmax) {
+  auto g = ImportOnnx(Case("softmax_opset11_ok"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_EQ(g->nodes[0].GetInt("axis", -1), 1);  // explicit, opset 13 meaning
+  ExpectError("softmax_opset11_bad",
+              "node 'sm': Softmax (opset < 13) over dims 1..2 of 'x' is not supported");
+}
+
+TEST_F(OnnxCasesTest, DeclaredShapes) {
+  // A ceil_mode pool declared with ONNX 1.12's size or with the corrected one.
+  for (const char* name : {"ceil_pool", "ceil_pool_new"}) {
+    auto g = ImportOnnx(Case(name));
+    ASSERT_TRUE(g.ok()) << name << ": " << g.error();
+    EXPECT_EQ(g->tensors[g->outputs[0]].shape, (std::vector<int64_t>{1, 3, 3, 3})) << name;
+  }
+  ExpectError("wrong_declared_shape",
+              "tensor 'y': the model declares float32 [1,5] but Baton infers float32 [1,4]");
+}
+
+TEST_F(OnnxCasesTest, Errors) {
+  ExpectError("unsupported_op", "node 'erf1' (op 'Erf'): unsupported op");
+  ExpectError("custom_domain", "node 'Foo_0' (op 'Foo'): unsupported op (domain 'com.example')");
+  ExpectError("external_data",
+              "model uses external data for tensor 'w'; re-export with weights embedded");
+  ExpectError("dynamic_input", "graph input 'x' has symbolic dim 'batch' at index 0");
+  ExpectError("double_initializer", "tensor 'd' has unsupported data type DOUBLE");
+  ExpectError("shape_mismatch",
+              "node 'add1': shapes [1,3] and [1,4] of 'x' and 'z' are not broadcastable");
+  ExpectError("dangling_input", "node 'r' (op 'Relu') reads 'nowhere' which no node produces");
+  ExpectError("dynamic_reshape",
+              "node 'r': shape input 's' is not a constant (dynamic shapes are not supported)");
+  ExpectError("not_onnx", "not a valid ONNX model");
+  auto missing = ImportOnnx(CasesDir() + "/does_not_exist.onnx");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("does_not_exist.onnx"), std::string::npos) << missing.error();
+}
+
+// --- torchvision models -----------------------------------------------------
+
+struct Exported {
+  std::string dir;
+  std::string onnx;
+};
+
+// Exports MODEL at 64x64 with extra script flags into its own directory.
+Exported Export(const std::string& model, const std::string& tag, const std::string& flags) {
+  Exported e;
+  e.dir = kWorkDir + "/" + model + "_" + tag;
+  e.onnx = e.dir + "/" + model + ".onnx";
+  std::remove(e.onnx.c_str());
+  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                          "/tools/export_torchvision.py " + model + " " + e.dir + " --size 64 " +
+                          flags + " > " + e.dir + ".log 2>&1";
+  EXPECT_EQ(RunCommand("mkdir -p " + kWorkDir), 0);
+  EXPECT_EQ(RunCommand(cmd), 0) << cmd << " failed; see " << e.dir << ".log";
+  return e;
+}
+
+// Imports an export and checks what every torchvision classifier shares.
+Graph ImportClassifier(const Exported& e) {
+  auto g = ImportOnnx(e.onnx);
+  EXPECT_TRUE(g.ok()) << g.error();
+  if (!g.ok()) return Graph();
+  EXPECT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->outputs.size(), 1u);
+  if (g->inputs.size() != 1 || g->outputs.size() != 1) return std::move(g).value();
+  const Tensor& in = g->tensors[g->inputs[0]];
+  const Tensor& out = g->tensors[g->outputs[0]];
+  EXPECT_EQ(in.name, "input");
+  EXPECT_EQ(in.shape, (std::vector<int64_t>{1, 3, 64, 64}));
+  EXPECT_EQ(out.name, "output");
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{1, 1000}));
+  auto expected = ReadNpy(e.dir + "/output.npy");
+  EXPECT_TRUE(expected.ok()) << expected.error();
+  if (expected.ok()) {
+    EXPECT_EQ(expected->shape, out.shape);
+  }
+  std::map<std::string, int> ops = OpCounts(*g);
+  for (const char* gone :
+       {"BatchNormalization", "Identity", "Dropout", "Constant", "Shape", "Gather", "Unsqueeze"}) {
+    EXPECT_EQ(ops.count(gone), 0u) << gone << " left in " << e.onnx;
+  }
+  for (const Node& n : g->nodes) {
+    EXPECT_EQ(n.FindAttr("auto_pad"), nullptr) << n.name;
+    EXPECT_TRUE(IsSupportedOp(n.op)) << n.op;
+  }
+  // The planner simplifies again; that must change nothing.
+  Graph again = *g;
+  Check simplified = Simplify(&again);
+  EXPECT_TRUE(simplified.ok()) << simplified.error();
+  EXPECT_EQ(again.nodes.size(), g->nodes.size());
+  EXPECT_EQ(again.tensors.size(), g->tensors.size());
+  return std::move(g).value();
+}
+
+TEST(TorchvisionImportTest, Resnet18) {
+  Graph g = ImportClassifier(Export("resnet18", "default", ""));
+  EXPECT_EQ(g.nodes.size(), 32u);
+  EXPECT_EQ(OpCounts(g), (std::map<std::string, int>{{"Add", 8},
+                                                     {"Conv", 20},
+                                                     {"Flatten", 1},
+                                                     {"Gemm", 1},
+                                                     {"GlobalAveragePool", 1},
+                                                     {"MaxPool", 1}}));
+  EXPECT_EQ(Fused(g), 17);  // every Relu
+}
+
+TEST(TorchvisionImportTest, Resnet18WithBatchNormAndNoFolding) {
+  // torch's exporter keeps the 20 BatchNormalization nodes here; the planner
+  // folds them and lands on the same graph as the default export.
+  Exported e = Export("resnet18", "bn", "--keep-batchnorm --no-constant-folding");
+  Graph g = ImportClassifier(e);
+  EXPECT_EQ(g.nodes.size(), 32u);
+  EXPECT_EQ(OpCounts(g)["Conv"], 20);
+  EXPECT_EQ(Fused(g), 17);
+  // Every Conv got a folded bias.
+  for (const Node& n : g.nodes) {
+    if (n.op == "Conv") {
+      EXPECT_EQ(n.inputs.size(), 3u) << n.name;
+    }
+  }
+  // The folded weights and biases match torch's own Conv+BN fusion (the
+  // default export of the same seeded model).
+  Graph fused_by_torch = ImportClassifier(Export("resnet18", "torch_fused", ""));
+  std::vector<const Node*> mine, theirs;
+  for (const Node& n : g.nodes) {
+    if (n.op == "Conv") mine.push_back(&n);
+  }
+  for (const Node& n : fused_by_torch.nodes) {
+    if (n.op == "Conv") theirs.push_back(&n);
+  }
+  ASSERT_EQ(mine.size(), theirs.size());
+  for (size_t c = 0; c < mine.size(); ++c) {
+    for (int input : {1, 2}) {
+      std::vector<float> a = g.tensors[mine[c]->inputs[input]].FloatData();
+      std::vector<float> b = fused_by_torch.tensors[theirs[c]->inputs[input]].FloatData();
+      ASSERT_EQ(a.size(), b.size()) << mine[c]->name;
+      for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_NEAR(a[i], b[i], 1e-5f * (1.0f + std::fabs(b[i])))
+            << mine[c]->name << " input " << input << " element " << i;
+      }
+    }
+  }
+  // Importing twice gives the same graph.
+  auto again = ImportOnnx(e.onnx);
+  ASSERT_TRUE(again.ok()) << again.error();
+  ASSERT_EQ(again->tensors.size(), g.tensors.size());
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    EXPECT_EQ(again->tensors[t].name, g.tensors[t].name);
+    EXPECT_EQ(again->tensors[t].data, g.tensors[t].data);
+  }
+  ASSERT_EQ(again->nodes.size(), g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    EXPECT_EQ(again->nodes[n].name, g.nodes[n].name);
+    EXPECT_EQ(again->nodes[n].inputs, g.nodes[n].inputs);
+  }
+}
+
+TEST(TorchvisionImportTest, MobilenetV2) {
+  Graph g = ImportClassifier(Export("mobilenet_v2", "default", ""));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["Conv"], 52);
+  EXPECT_EQ(ops["Add"], 10);
+  EXPECT_EQ(ops.count("Clip"), 0u);  // ReLU6 fused as clamp [0, 6]
+  EXPECT_EQ(Fused(g), 35);
+  for (const Node& n : g.nodes) {
+    if (n.clamp) {
+      EXPECT_EQ(*n.clamp, std::make_pair(0.0f, 6.0f)) << n.name;
+    }
+  }
+}
+
+TEST(TorchvisionImportTest, Squeezenet11) {
+  Graph g = ImportClassifier(Export("squeezenet1_1", "default", "--opset 11"));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["Conv"], 26);
+  EXPECT_EQ(ops["Concat"], 8);
+  EXPECT_EQ(ops["MaxPool"], 3);  // ceil_mode pools
+  EXPECT_EQ(Fused(g), 26);
+}
+
+TEST(TorchvisionImportTest, ShufflenetV2WithoutFolding) {
+  // Channel shuffle exports Shape/Gather/Div/Unsqueeze/Concat chains feeding
+  // Reshape when torch does not fold constants; the planner folds them.
+  Graph g = ImportClassifier(
+      Export("shufflenet_v2_x0_5", "nofold", "--no-constant-folding --keep-batchnorm"));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["Conv"], 56);
+  EXPECT_EQ(ops["Transpose"], 16);
+  EXPECT_EQ(ops["Reshape"], 32);
+  EXPECT_EQ(ops.count("Div"), 0u);
+  EXPECT_EQ(g.nodes.size(), 149u);
+}
+
+TEST(TorchvisionImportTest, MobilenetV3SmallOpset17) {
+  Graph g = ImportClassifier(
+      Export("mobilenet_v3_small", "opset17", "--opset 17 --no-constant-folding --keep-batchnorm"));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["Conv"], 52);
+  EXPECT_EQ(ops["HardSwish"], 19);
+  EXPECT_EQ(ops["HardSigmoid"], 9);
+  EXPECT_EQ(g.nodes.size(), 108u);
+}
+
+TEST(TorchvisionImportTest, MobilenetV3SmallOpset13) {
+  // Before opset 14 hardswish exports as x * HardSigmoid(x); the planner
+  // fuses it back, so the graph matches the opset 17 export.
+  Graph g = ImportClassifier(Export("mobilenet_v3_small", "default", ""));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["HardSwish"], 19);
+  EXPECT_EQ(ops["HardSigmoid"], 9);  // squeeze-excitation gates stay
+  EXPECT_EQ(ops["Mul"], 9);
+  EXPECT_EQ(g.nodes.size(), 108u);
+}
+
+TEST(TorchvisionImportTest, EfficientnetB0) {
+  Graph g = ImportClassifier(Export("efficientnet_b0", "default", ""));
+  std::map<std::string, int> ops = OpCounts(g);
+  EXPECT_EQ(ops["Conv"], 81);
+  EXPECT_EQ(ops["Sigmoid"], 65);  // SiLU = x * Sigmoid(x), and the SE gates
+  EXPECT_EQ(ops["Mul"], 65);
+  EXPECT_EQ(g.nodes.size(), 239u);
+}
+
+}  // namespace
+}  // namespace baton::planner
