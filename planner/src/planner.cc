@@ -12,21 +12,39 @@
 #include "baton/planner/passes/schedule.h"
 #include "baton/planner/analysis/sim.h"
 #include "baton/planner/import/simplify.h"
+#include "planner_internal.h"
 
 namespace baton::planner {
-namespace {
+namespace internal {
 
-constexpr uint32_t kProfileInferences = 48;
-
-Result<SimResult> SimulateProgram(const Program& p) {
+Result<SimResult> SimulateProgram(const Program& p, uint32_t inferences) {
   BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(p));
   BATON_ASSIGN_OR_RETURN(LoadedPlan plan,
                          LoadedPlan::FromBytes(bytes.data(), bytes.size(), "internal: emitted plan"));
-  return Simulate(plan.view(), p.target, kProfileInferences);
+  return Simulate(plan.view(), p.target, inferences);
 }
 
+Result<Program> FinishProgram(const Program& p, const std::vector<int>* order,
+                              double pack_time_limit_s) {
+  Program q = p;
+  BATON_TRY(Schedule(&q, order));
+  BATON_TRY(PlanWorkspace(&q));
+  BATON_TRY(PlanMemory(&q, pack_time_limit_s));
+  PruneWaits(&q);
+  return q;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::FinishProgram;
+using internal::SimulateProgram;
+
+constexpr uint32_t kProfileInferences = 48;
+
 Result<double> SimulatedThroughput(const Program& p) {
-  BATON_ASSIGN_OR_RETURN(SimResult r, SimulateProgram(p));
+  BATON_ASSIGN_OR_RETURN(SimResult r, SimulateProgram(p, kProfileInferences));
   return r.throughput_per_s;
 }
 
@@ -36,7 +54,7 @@ Result<double> SimulatedThroughput(const Program& p) {
 // Start times would only replay the current order; ready times show what a
 // queue should run first.
 Result<std::vector<int>> ProfiledOrder(const Program& p) {
-  BATON_ASSIGN_OR_RETURN(SimResult r, SimulateProgram(p));
+  BATON_ASSIGN_OR_RETURN(SimResult r, SimulateProgram(p, kProfileInferences));
   if (r.throughput_per_s <= 0) return p.order;
   const double period = 1.0 / r.throughput_per_s;
   const size_t nodes = p.order.size();
@@ -101,9 +119,39 @@ Result<std::vector<int>> ProfiledOrder(const Program& p) {
 
 }  // namespace
 
+Result<Program> internal::RefineOrder(const Program& staged, Program best,
+                                      double pack_time_limit_s) {
+  // Profile-guided program order: replay the plan on the target's cost
+  // model, then order every queue by when its nodes actually start within
+  // an iteration, so a queue does not hold back work another device waits
+  // for (e.g. a DMA engine prefetching the next input behind a copy that
+  // waits on the current one). Kept only when the simulation improves.
+  BATON_ASSIGN_OR_RETURN(double throughput, SimulatedThroughput(best));
+  for (int round = 0; round < 3; ++round) {
+    BATON_ASSIGN_OR_RETURN(std::vector<int> order, ProfiledOrder(best));
+    if (order == best.order) break;
+    Result<Program> candidate = FinishProgram(staged, &order, pack_time_limit_s);
+    if (!candidate.ok()) break;
+    BATON_ASSIGN_OR_RETURN(double t, SimulatedThroughput(candidate.value()));
+    if (!(t > throughput * 1.005)) break;
+    best = std::move(candidate).value();
+    throughput = t;
+  }
+  return best;
+}
+
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options) {
   if (options.in_flight < 1 || options.in_flight > static_cast<int>(kMaxInFlight)) {
     return Fail("--in-flight must be between 1 and " + std::to_string(kMaxInFlight));
+  }
+  if (options.max_in_flight < 1 || options.max_in_flight > static_cast<int>(kMaxInFlight)) {
+    return Fail("--max-in-flight must be between 1 and " + std::to_string(kMaxInFlight));
+  }
+  if (options.objective != "throughput" && options.objective != "latency") {
+    return Fail("--objective must be throughput or latency, not '" + options.objective + "'");
+  }
+  if (options.auto_partition && !options.split.empty()) {
+    return Fail("--auto chooses the stages itself; drop --split");
   }
   BATON_TRY(Simplify(&graph));
   Program p;
@@ -111,38 +159,22 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   p.target = std::move(target);
   p.in_flight = options.in_flight;
   BATON_TRY(AssignDevices(options.rules, &p));
+  if (options.auto_partition) return internal::PlanAuto(std::move(p), options);
   BATON_TRY(InsertCopies(&p));
   if (p.queues.size() > kMaxQueues) {
     return Fail("target has " + std::to_string(p.queues.size()) + " queues; the runtime supports " +
                 std::to_string(kMaxQueues) + " (BATON_MAX_QUEUES)");
   }
-  BATON_TRY(AssignStages(options.split, &p));
-  auto finish = [&](const std::vector<int>* order) -> Result<Program> {
-    Program q = p;
-    BATON_TRY(Schedule(&q, order));
-    BATON_TRY(PlanWorkspace(&q));
-    BATON_TRY(PlanMemory(&q, options.pack_time_limit_s));
-    PruneWaits(&q);
-    return q;
-  };
-  BATON_ASSIGN_OR_RETURN(Program best, finish(nullptr));
+  std::vector<int> order;
+  if (options.split.empty() && p.in_flight > 1) {
+    BATON_TRY(internal::ChooseStages(&p, &order));
+  } else {
+    BATON_TRY(AssignStages(options.split, &p));
+  }
+  BATON_ASSIGN_OR_RETURN(Program best, FinishProgram(p, order.empty() ? nullptr : &order,
+                                                     options.pack_time_limit_s));
   if (p.num_stages > 1) {
-    // Profile-guided program order: replay the plan on the target's cost
-    // model, then order every queue by when its nodes actually start within
-    // an iteration, so a queue does not hold back work another device waits
-    // for (e.g. a DMA engine prefetching the next input behind a copy that
-    // waits on the current one). Kept only when the simulation improves.
-    BATON_ASSIGN_OR_RETURN(double throughput, SimulatedThroughput(best));
-    for (int round = 0; round < 3; ++round) {
-      BATON_ASSIGN_OR_RETURN(std::vector<int> order, ProfiledOrder(best));
-      if (order == best.order) break;
-      Result<Program> candidate = finish(&order);
-      if (!candidate.ok()) break;
-      BATON_ASSIGN_OR_RETURN(double t, SimulatedThroughput(candidate.value()));
-      if (!(t > throughput * 1.005)) break;
-      best = std::move(candidate).value();
-      throughput = t;
-    }
+    BATON_ASSIGN_OR_RETURN(best, internal::RefineOrder(p, std::move(best), options.pack_time_limit_s));
   }
   return best;
 }

@@ -27,6 +27,9 @@ struct PlanArgs {
   std::string report;
   std::string dot;
   bool quiet = false;
+  bool auto_partition = false;
+  std::string objective = "throughput";
+  int max_in_flight = 4;
 };
 
 int RunPlan(const PlanArgs& a) {
@@ -47,6 +50,9 @@ int RunPlan(const PlanArgs& a) {
   options.in_flight = a.in_flight;
   options.split = a.split;
   options.pack_time_limit_s = a.pack_time;
+  options.auto_partition = a.auto_partition;
+  options.objective = a.objective;
+  options.max_in_flight = a.max_in_flight;
   for (const std::string& rule : a.assign) {
     Result<AssignRule> parsed = ParseAssignRule(rule);
     if (!parsed.ok()) return fail(parsed.error());
@@ -104,6 +110,13 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--split", args->split, "Node names at which new pipeline stages begin")
       ->delimiter(',');
   cmd->add_option("--in-flight", args->in_flight, "Inferences in flight (pipeline depth)")
+      ->check(CLI::Range(1, 16));
+  cmd->add_flag("--auto", args->auto_partition,
+                "Choose devices, stages and the in-flight depth automatically (rules become pins)");
+  cmd->add_option("--objective", args->objective, "--auto objective: throughput or latency")
+      ->check(CLI::IsMember({"throughput", "latency"}));
+  cmd->add_option("--max-in-flight", args->max_in_flight,
+                  "--auto: largest in-flight depth to consider (default 4)")
       ->check(CLI::Range(1, 16));
   cmd->add_option("--pack-time-limit", args->pack_time, "Seconds the arena packer may search per domain")
       ->check(CLI::Range(0.0, 3600.0));

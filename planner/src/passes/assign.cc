@@ -12,6 +12,28 @@ Result<AssignRule> ParseAssignRule(const std::string& text) {
   return AssignRule{text.substr(0, eq), text.substr(eq + 1)};
 }
 
+bool DeviceCanRun(const Graph& g, const TargetDevice& dev, const Node& node, std::string* why) {
+  if (!dev.Runs(node.op)) {
+    *why = "device does not run op " + node.op;
+    return false;
+  }
+  for (const auto* list : {&node.inputs, &node.outputs}) {
+    for (int ti : *list) {
+      if (ti < 0) continue;
+      const Tensor& tensor = g.tensors[ti];
+      // Constant index/shape operands (e.g. Gather indices) are parameters,
+      // not data the device computes on.
+      if (tensor.is_constant && tensor.dtype != DType::Float32) continue;
+      if (!dev.Handles(DTypeName(tensor.dtype))) {
+        *why = std::string("device does not handle dtype ") + DTypeName(tensor.dtype) +
+               " of tensor '" + tensor.name + "'";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
   const Graph& g = p->graph;
   const Target& t = p->target;
@@ -22,6 +44,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
   for (int n : topo) op_rank[n] = seen[g.nodes[n].op]++;
 
   std::vector<int> device(g.nodes.size(), t.fallback);
+  std::vector<bool> pinned(g.nodes.size(), false);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     if (node.device.empty()) continue;
@@ -31,6 +54,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
                   "' (target '" + t.name + "')");
     }
     device[n] = d;
+    pinned[n] = true;
   }
   for (const AssignRule& rule : rules) {
     int d = t.FindDevice(rule.device);
@@ -44,6 +68,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
       for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (g.nodes[n].name == name) {
           device[n] = d;
+          pinned[n] = true;
           matched = true;
         }
       }
@@ -58,6 +83,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
       for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (g.nodes[n].op == op && op_rank[n] == k) {
           device[n] = d;
+          pinned[n] = true;
           matched = true;
         }
       }
@@ -65,6 +91,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
       for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (g.nodes[n].op == rule.pattern) {
           device[n] = d;
+          pinned[n] = true;
           matched = true;
         }
       }
@@ -78,25 +105,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
   }
   // Fallback for ops or dtypes the chosen device cannot handle.
   auto can_run = [&](const TargetDevice& dev, const Node& node, std::string* why) {
-    if (!dev.Runs(node.op)) {
-      *why = "device does not run op " + node.op;
-      return false;
-    }
-    for (const auto* list : {&node.inputs, &node.outputs}) {
-      for (int ti : *list) {
-        if (ti < 0) continue;
-        const Tensor& tensor = g.tensors[ti];
-        // Constant index/shape operands (e.g. Gather indices) are parameters,
-        // not data the device computes on.
-        if (tensor.is_constant && tensor.dtype != DType::Float32) continue;
-        if (!dev.Handles(DTypeName(tensor.dtype))) {
-          *why = std::string("device does not handle dtype ") + DTypeName(tensor.dtype) +
-                 " of tensor '" + tensor.name + "'";
-          return false;
-        }
-      }
-    }
-    return true;
+    return DeviceCanRun(g, dev, node, why);
   };
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
@@ -115,6 +124,7 @@ Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
     device[n] = t.fallback;
   }
   p->node_device = std::move(device);
+  p->node_pinned = std::move(pinned);
   return {};
 }
 

@@ -16,6 +16,14 @@ struct PlanOptions {
   std::vector<std::string> split;
   int in_flight = 1;
   double pack_time_limit_s = 2.0;
+  // --auto: choose devices (rules become pins), stages and the in-flight
+  // depth (1..max_in_flight) by the objective; `in_flight` is then ignored.
+  bool auto_partition = false;
+  std::string objective = "throughput";  // or "latency"
+  int max_in_flight = 4;
+  // Largest assignment space --auto enumerates exhaustively (0: always use
+  // the heuristic search; tests use it to measure the heuristic alone).
+  int64_t auto_exact_limit = 60000;
 };
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options);

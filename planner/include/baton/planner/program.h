@@ -54,6 +54,25 @@ struct DomainReport {
   uint64_t lower_bound_bytes = 0;
 };
 
+// What `baton plan --auto` decided and why (report.json "auto", DESIGN §7
+// extension in docs/partitioning.md). Empty unless --auto ran.
+struct AutoReport {
+  bool ran = false;
+  std::string objective;             // "throughput" or "latency"
+  double throughput_per_s = 0;       // simulated, chosen plan
+  double latency_s = 0;              // simulated mean latency, chosen plan
+  double bound_throughput_per_s = 0; // 1 / largest queue load
+  std::string bottleneck_queue;
+  std::string best_single_device;    // best single-device plan that fits
+  double best_single_throughput_per_s = 0;
+  double best_single_latency_s = 0;
+  int best_single_in_flight = 1;
+  int candidates_planned = 0;        // candidate plans packed and simulated
+  double memory_fraction = 1;        // share of each domain the search targeted
+  std::vector<std::string> pinned;   // nodes kept where rules or annotations put them
+  std::vector<std::string> cost_source;  // per graph node: "target" or "profile"
+};
+
 struct Program {
   Graph graph;
   Target target;
@@ -61,6 +80,7 @@ struct Program {
 
   // AssignDevices
   std::vector<int> node_device;     // per node: target device (copies: -1)
+  std::vector<bool> node_pinned;    // per node: placed by an annotation or --assign rule
   std::vector<Fallback> fallbacks;
   std::vector<std::string> warnings;  // shown in the report
   // InsertCopies
@@ -79,6 +99,8 @@ struct Program {
   // PlanMemory
   std::vector<TensorPlacement> placement;     // per tensor
   std::vector<DomainReport> domain_report;    // per domain
+  // PlanAuto
+  AutoReport auto_report;
 
   int QueueOfDevice(int device) const;  // devices' queues share their index
   int NumCopies() const;

@@ -25,7 +25,14 @@ struct AssignRule {
 // Parses "PATTERN=DEVICE".
 Result<AssignRule> ParseAssignRule(const std::string& text);
 
-// Fills program->node_device and program->fallbacks. Needs graph and target.
+// True when `device` runs `node`'s op and handles the dtypes of its
+// tensors (constant non-float operands such as Gather indices are
+// parameters and do not count); otherwise `why` says which.
+bool DeviceCanRun(const Graph& graph, const TargetDevice& device, const Node& node,
+                  std::string* why);
+
+// Fills program->node_device, node_pinned and fallbacks. Needs graph and
+// target.
 Check AssignDevices(const std::vector<AssignRule>& rules, Program* program);
 
 }  // namespace baton::planner

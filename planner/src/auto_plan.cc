@@ -1,0 +1,457 @@
+// `baton plan --auto` and the stage choice for rule-placed pipelines. The
+// partition model proposes (passes/partition.h); every candidate is then
+// planned for real (copies, stages, schedule, packed arenas) and simulated,
+// and the simulator decides.
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include "baton/config.h"
+#include "baton/planner/analysis/cost.h"
+#include "baton/planner/emit/emit.h"
+#include "baton/planner/memory/memory.h"
+#include "baton/planner/passes/assign.h"
+#include "baton/planner/passes/copies.h"
+#include "baton/planner/passes/partition.h"
+#include "baton/planner/passes/pipeline.h"
+#include "baton/planner/passes/schedule.h"
+#include "planner_internal.h"
+
+namespace baton::planner::internal {
+namespace {
+
+constexpr uint32_t kJudgeInferences = 48;
+// Simulated throughputs within this fraction count as equal; the smaller
+// in-flight depth then wins (less memory, lower latency).
+constexpr double kTie = 0.005;
+// Shares of each domain's capacity the search aims at, tried in turn when
+// the packed arenas of every candidate exceed a capacity.
+constexpr double kMemoryFractions[] = {1.0, 0.75, 0.5, 0.35, 0.25, 0.15};
+
+struct Judged {
+  Program program;
+  SimResult sim;
+  int in_flight = 1;
+};
+
+// Device changes along the topological order (copies skipped): the places
+// where a --split cut separates one device's run from the next.
+Result<std::vector<std::string>> BoundaryNodes(const Program& p) {
+  BATON_ASSIGN_OR_RETURN(std::vector<int> topo, p.graph.TopologicalOrder());
+  std::vector<std::string> names;
+  int previous = -1;
+  for (int n : topo) {
+    if (p.graph.nodes[n].op == kCopyOp) continue;
+    if (previous >= 0 && p.node_queue[n] != p.node_queue[previous]) {
+      names.push_back(p.graph.nodes[n].name);
+    }
+    previous = n;
+  }
+  return names;
+}
+
+// Every set of 1..depth-1 device-change cuts (as --split would make them),
+// when there are at most kMaxCutSets such sets.
+template <typename AddFn>
+Check AddBoundaryCuts(const Program& p, const AddFn& add) {
+  constexpr double kMaxCutSets = 40;
+  BATON_ASSIGN_OR_RETURN(std::vector<std::string> cuts, BoundaryNodes(p));
+  const int b = static_cast<int>(cuts.size());
+  double sets = 0, choose = 1;
+  for (int k = 1; k < p.in_flight && k <= b; ++k) {
+    choose = choose * (b - k + 1) / k;
+    sets += choose;
+  }
+  if (b == 0 || sets > kMaxCutSets) return Check();
+  std::vector<int> pick;
+  std::function<Check(int)> walk = [&](int from) -> Check {
+    if (!pick.empty()) {
+      std::vector<std::string> split;
+      for (int i : pick) split.push_back(cuts[i]);
+      Program staged = p;
+      BATON_TRY(AssignStages(split, &staged));
+      add({staged.node_stage, {}});
+    }
+    if (static_cast<int>(pick.size()) + 1 >= p.in_flight) return Check();
+    for (int i = from; i < b; ++i) {
+      pick.push_back(i);
+      BATON_TRY(walk(i + 1));
+      pick.pop_back();
+    }
+    return Check();
+  };
+  return walk(0);
+}
+
+// One way to cut a program into stages, with the program order it needs
+// (empty: Schedule's default).
+struct StageOption {
+  std::vector<int> stage;
+  std::vector<int> order;
+};
+
+// The stage cuts worth simulating for `p` (copies inserted) at its
+// in_flight depth: modulo schedules within 2..depth stages, time slices of
+// one inference's list schedule and of the topological order (2..depth of
+// each), device boundaries (AssignStages), and a single stage. Duplicates
+// are dropped.
+// `quick`: only the modulo schedule at full depth, the time slices at full
+// depth and a single stage (the screening of many candidates).
+Result<std::vector<StageOption>> StageOptions(const Program& p, bool quick) {
+  std::vector<StageOption> options;
+  auto add = [&](StageOption o) {
+    for (const StageOption& have : options) {
+      if (have.stage == o.stage && have.order == o.order) return;
+    }
+    options.push_back(std::move(o));
+  };
+  const int depth = p.in_flight;
+  if (depth > 1) {
+    BATON_ASSIGN_OR_RETURN(std::vector<double> seconds, ProgramSeconds(p));
+    for (int stages = depth; stages >= (quick ? depth : 2); --stages) {
+      BATON_ASSIGN_OR_RETURN(ModuloSchedule s, ModuloStages(p, seconds, stages));
+      if (s.num_stages > 1) add({s.stage, s.order});
+    }
+    for (int slices = quick ? depth : 2; slices <= depth; ++slices) {
+      BATON_ASSIGN_OR_RETURN(std::vector<int> by_time, TimeSliceStages(p, seconds, slices));
+      add({std::move(by_time), {}});
+      BATON_ASSIGN_OR_RETURN(std::vector<int> by_topo, TopologicalSliceStages(p, seconds, slices));
+      add({std::move(by_topo), {}});
+    }
+    if (!quick) {
+      Program boundary = p;
+      BATON_TRY(AssignStages({}, &boundary));
+      add({boundary.node_stage, {}});
+      BATON_TRY(AddBoundaryCuts(p, add));
+    }
+  }
+  add({std::vector<int>(p.graph.nodes.size(), 0), {}});
+  return options;
+}
+
+struct Staged {
+  Program program;
+  SimResult sim;
+};
+
+// Plans and simulates every stage option of `p` (copies inserted), then
+// applies the profile-guided queue order (RefineOrder) to the best few: it
+// often matters as much as the cut itself, so the ranking before it is only
+// a shortlist. The highest simulated throughput wins (the first of equals:
+// options come in order of preference).
+Result<Staged> BestStaging(const Program& p, double pack_time_limit_s, bool quick,
+                           std::string* out_error) {
+  const size_t refined_count = quick ? 1 : 3;
+  BATON_ASSIGN_OR_RETURN(std::vector<StageOption> options, StageOptions(p, quick));
+  std::vector<std::pair<Staged, Program>> planned;  // finished, and staged before finishing
+  for (const StageOption& o : options) {
+    Program staged = p;
+    staged.node_stage = o.stage;
+    staged.num_stages = 1 + *std::max_element(o.stage.begin(), o.stage.end());
+    Result<Program> done =
+        FinishProgram(staged, o.order.empty() ? nullptr : &o.order, pack_time_limit_s);
+    Result<SimResult> sim = done.ok() ? SimulateProgram(done.value(), kJudgeInferences)
+                                      : Result<SimResult>(Fail(done.error()));
+    if (!sim.ok()) {
+      if (out_error->empty()) *out_error = sim.error();
+      continue;
+    }
+    planned.push_back({Staged{std::move(done).value(), std::move(sim).value()}, std::move(staged)});
+  }
+  if (planned.empty()) return Fail(*out_error);
+  std::stable_sort(planned.begin(), planned.end(), [](const auto& a, const auto& b) {
+    return a.first.sim.throughput_per_s > b.first.sim.throughput_per_s * (1 + kTie);
+  });
+  std::optional<Staged> best;
+  for (size_t i = 0; i < planned.size() && i < refined_count; ++i) {
+    Staged candidate = std::move(planned[i].first);
+    if (candidate.program.num_stages > 1) {
+      BATON_ASSIGN_OR_RETURN(Program refined,
+                             RefineOrder(planned[i].second, candidate.program, pack_time_limit_s));
+      if (refined.order != candidate.program.order) {
+        BATON_ASSIGN_OR_RETURN(SimResult sim, SimulateProgram(refined, kJudgeInferences));
+        candidate = Staged{std::move(refined), std::move(sim)};
+      }
+    }
+    if (!best || candidate.sim.throughput_per_s > best->sim.throughput_per_s * (1 + kTie)) {
+      best = std::move(candidate);
+    }
+  }
+  return std::move(*best);
+}
+
+// Plans `p` (devices assigned, copies not yet inserted) with `in_flight`
+// inferences in flight and the best of its stage options.
+Result<Judged> PlanCandidate(Program p, int in_flight, double pack_time_limit_s, bool quick) {
+  p.in_flight = in_flight;
+  BATON_TRY(InsertCopies(&p));
+  if (p.queues.size() > kMaxQueues) return Fail("too many queues");
+  std::string error;
+  BATON_ASSIGN_OR_RETURN(Staged best, BestStaging(p, pack_time_limit_s, quick, &error));
+  return Judged{std::move(best.program), std::move(best.sim), in_flight};
+}
+
+bool BetterJudged(const Judged& a, const Judged& b, Objective objective) {
+  if (objective == Objective::kLatency) {
+    if (a.sim.latency_mean_s != b.sim.latency_mean_s) {
+      return a.sim.latency_mean_s < b.sim.latency_mean_s;
+    }
+    return a.sim.throughput_per_s > b.sim.throughput_per_s;
+  }
+  const double ta = a.sim.throughput_per_s, tb = b.sim.throughput_per_s;
+  if (ta > tb * (1 + kTie)) return true;
+  if (tb > ta * (1 + kTie)) return false;
+  if (a.in_flight != b.in_flight) return a.in_flight < b.in_flight;
+  return a.sim.latency_mean_s < b.sim.latency_mean_s;
+}
+
+// Node seconds on every device (negative where a device cannot run the
+// node), from the work the cost model counts on an all-fallback plan.
+Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWork* out_work) {
+  Program cpu = p;
+  cpu.node_device.assign(p.graph.nodes.size(), p.target.fallback);
+  BATON_TRY(InsertCopies(&cpu));
+  BATON_ASSIGN_OR_RETURN(NodeWork work, ProgramWork(cpu));
+  const size_t n_nodes = p.graph.nodes.size();
+  std::vector<std::vector<double>> seconds(n_nodes,
+                                           std::vector<double>(p.target.devices.size(), -1.0));
+  for (size_t n = 0; n < n_nodes; ++n) {
+    for (size_t d = 0; d < p.target.devices.size(); ++d) {
+      const TargetDevice& dev = p.target.devices[d];
+      std::string why;
+      if (!DeviceCanRun(p.graph, dev, p.graph.nodes[n], &why)) continue;
+      seconds[n][d] = dev.cost.launch_s + std::max(work.macs[n] / dev.cost.macs_per_s,
+                                                   work.bytes[n] / dev.cost.bytes_per_s);
+    }
+  }
+  work.workspace_bytes.resize(n_nodes);
+  *out_work = std::move(work);
+  return seconds;
+}
+
+class AutoPlanner {
+ public:
+  AutoPlanner(Program assigned, const PlanOptions& o)
+      : base_(std::move(assigned)),
+        options_(o),
+        objective_(o.objective == "latency" ? Objective::kLatency : Objective::kThroughput) {}
+
+  Result<Program> Run() {
+    NodeWork work;
+    BATON_ASSIGN_OR_RETURN(auto seconds, DeviceSeconds(base_, &work));
+    BATON_ASSIGN_OR_RETURN(PartitionModel model,
+                           PartitionModel::Build(base_, std::move(seconds), work.workspace_bytes));
+    JudgeSingles(model);
+    double fraction = 1;
+    for (double f : kMemoryFractions) {
+      fraction = f;
+      model.SetMemoryFraction(f);
+      SearchOptions search;
+      search.objective = objective_;
+      search.exact_limit = options_.auto_exact_limit;
+      search.max_in_flight = objective_ == Objective::kLatency ? 1 : options_.max_in_flight;
+      for (const std::vector<int>& devices : SearchPartitions(model, search)) Judge(devices);
+      if (best_) break;
+    }
+    if (!best_) return Fail(NoPlanMessage());
+    Shortlist();
+    return Finish(model, fraction);
+  }
+
+ private:
+  // Depths the screening tries: 1, 2 and the deepest allowed; the
+  // shortlist then tries every depth for the best assignments.
+  std::vector<int> Depths() const {
+    const int max_depth = objective_ == Objective::kLatency ? 1 : options_.max_in_flight;
+    std::vector<int> depths = {1};
+    if (max_depth >= 2) depths.push_back(2);
+    if (max_depth > 2) depths.push_back(max_depth);
+    return depths;
+  }
+
+  // Plans `devices` at every allowed depth; keeps the best plan overall.
+  std::optional<Judged> Judge(const std::vector<int>& devices) {
+    std::optional<Judged> best_here;
+    for (int depth : Depths()) {
+      Program p = base_;
+      p.node_device = devices;
+      ++planned_;
+      Result<Judged> judged =
+          PlanCandidate(std::move(p), depth, /*pack_time_limit_s=*/0.0, /*quick=*/true);
+      if (!judged.ok()) {
+        if (first_error_.empty()) first_error_ = judged.error();
+        continue;
+      }
+      screened_.push_back({devices, depth, judged->sim.throughput_per_s,
+                           judged->sim.latency_mean_s});
+      if (!best_here || BetterJudged(judged.value(), *best_here, objective_)) {
+        best_here = std::move(judged).value();
+      }
+    }
+    if (best_here && (!best_ || BetterJudged(*best_here, *best_, objective_))) best_ = best_here;
+    return best_here;
+  }
+
+  // Re-plans the best few screened assignments at every depth with every
+  // stage option and the profile-guided order; the best of those wins.
+  void Shortlist() {
+    constexpr size_t kShortlist = 2;
+    std::vector<Screened> sorted = screened_;
+    std::stable_sort(sorted.begin(), sorted.end(), [this](const Screened& a, const Screened& b) {
+      if (objective_ == Objective::kLatency) return a.latency_s < b.latency_s;
+      return a.throughput > b.throughput;
+    });
+    std::vector<std::vector<int>> done;
+    const int max_depth = objective_ == Objective::kLatency ? 1 : options_.max_in_flight;
+    for (size_t i = 0; i < sorted.size() && done.size() < kShortlist; ++i) {
+      if (std::find(done.begin(), done.end(), sorted[i].devices) != done.end()) continue;
+      done.push_back(sorted[i].devices);
+      for (int depth = 1; depth <= max_depth; ++depth) {
+        Program p = base_;
+        p.node_device = sorted[i].devices;
+        ++planned_;
+        Result<Judged> full = PlanCandidate(std::move(p), depth, 0.0, /*quick=*/false);
+        if (full.ok() && BetterJudged(full.value(), *best_, objective_)) {
+          best_ = std::move(full).value();
+        }
+      }
+    }
+  }
+
+  // Every device alone (where it can run the nodes): the baseline the
+  // result must beat, and the report's reference.
+  void JudgeSingles(const PartitionModel& model) {
+    for (size_t d = 0; d < base_.target.devices.size(); ++d) {
+      std::optional<Judged> j = Judge(model.SingleDevice(static_cast<int>(d)));
+      if (!j) continue;
+      if (!best_single_ || BetterJudged(*j, *best_single_, objective_)) {
+        best_single_ = std::move(j);
+        best_single_name_ = base_.target.devices[d].name;
+      }
+    }
+  }
+
+  std::string NoPlanMessage() const {
+    return "--auto: no placement fits the target's memories (every candidate failed; first: " +
+           first_error_ + ")";
+  }
+
+  // Re-packs the winner's arenas with the full packing time (same devices,
+  // stages and order), and fills the report.
+  Result<Program> Finish(const PartitionModel& model, double fraction) {
+    Program staged = base_;
+    staged.node_device = best_->program.node_device;
+    staged.node_device.resize(base_.graph.nodes.size());
+    staged.in_flight = best_->in_flight;
+    BATON_TRY(InsertCopies(&staged));
+    staged.node_stage = best_->program.node_stage;
+    staged.num_stages = best_->program.num_stages;
+    BATON_ASSIGN_OR_RETURN(Program out, FinishProgram(staged, &best_->program.order,
+                                                      options_.pack_time_limit_s));
+    BATON_ASSIGN_OR_RETURN(SimResult sim, SimulateProgram(out, kJudgeInferences));
+    FillReport(model, fraction, sim, &out);
+    return out;
+  }
+
+  void FillReport(const PartitionModel& model, double fraction, const SimResult& sim,
+                  Program* out) const {
+    AutoReport& r = out->auto_report;
+    r.ran = true;
+    r.objective = objective_ == Objective::kLatency ? "latency" : "throughput";
+    r.throughput_per_s = sim.throughput_per_s;
+    r.latency_s = sim.latency_mean_s;
+    r.bound_throughput_per_s = sim.bound_throughput_per_s;
+    size_t bottleneck = 0;
+    for (size_t q = 0; q < sim.queue_busy_s.size(); ++q) {
+      if (sim.queue_busy_s[q] > sim.queue_busy_s[bottleneck]) bottleneck = q;
+    }
+    if (!sim.queue_names.empty()) r.bottleneck_queue = sim.queue_names[bottleneck];
+    if (best_single_) {
+      r.best_single_device = best_single_name_;
+      r.best_single_throughput_per_s = best_single_->sim.throughput_per_s;
+      r.best_single_latency_s = best_single_->sim.latency_mean_s;
+      r.best_single_in_flight = best_single_->in_flight;
+    }
+    r.candidates_planned = planned_;
+    r.memory_fraction = fraction;
+    for (size_t n = 0; n < model.num_nodes(); ++n) {
+      if (model.Pinned(static_cast<int>(n))) r.pinned.push_back(base_.graph.nodes[n].name);
+    }
+  }
+
+  Program base_;
+  const PlanOptions& options_;
+  Objective objective_;
+  struct Screened {
+    std::vector<int> devices;
+    int depth;
+    double throughput, latency_s;
+  };
+  std::vector<Screened> screened_;
+  std::optional<Judged> best_;
+  std::optional<Judged> best_single_;
+  std::string best_single_name_;
+  std::string first_error_;
+  int planned_ = 0;
+};
+
+}  // namespace
+
+Result<NodeWork> ProgramWork(const Program& p) {
+  Program c = p;
+  c.in_flight = 1;
+  BATON_TRY(AssignStages({}, &c));
+  BATON_TRY(Schedule(&c));
+  BATON_TRY(PlanWorkspace(&c));
+  BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(c));
+  const schema::Plan* plan = schema::GetPlan(bytes.data());
+  NodeWork work;
+  const size_t n_nodes = c.graph.nodes.size();
+  work.macs.assign(n_nodes, 0);
+  work.bytes.assign(n_nodes, 0);
+  work.workspace_bytes.assign(n_nodes, 0);
+  for (size_t k = 0; k < c.order.size(); ++k) {
+    const int n = c.order[k];
+    work.macs[n] = NodeMacs(*plan, static_cast<uint32_t>(k));
+    work.bytes[n] = NodeBytes(*plan, static_cast<uint32_t>(k));
+    for (int t : c.workspace[n]) work.workspace_bytes[n] += c.graph.tensors[t].bytes();
+  }
+  return work;
+}
+
+Result<std::vector<double>> ProgramSeconds(const Program& p) {
+  Program c = p;
+  c.in_flight = 1;
+  BATON_TRY(AssignStages({}, &c));
+  BATON_TRY(Schedule(&c));
+  BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(c));
+  BATON_ASSIGN_OR_RETURN(std::vector<double> by_plan_node,
+                         NodeSeconds(*schema::GetPlan(bytes.data()), c.target));
+  std::vector<double> seconds(c.graph.nodes.size(), 0.0);
+  for (size_t k = 0; k < c.order.size(); ++k) seconds[c.order[k]] = by_plan_node[k];
+  return seconds;
+}
+
+Check ChooseStages(Program* p, std::vector<int>* out_order) {
+  // The simulator decides; an option that cannot be planned (arenas over
+  // capacity) drops out. With none left, device boundaries stay, and the
+  // caller's FinishProgram reports the error.
+  std::string error;
+  Result<Staged> best = BestStaging(*p, 0.0, /*quick=*/false, &error);
+  if (!best.ok()) {
+    out_order->clear();
+    return AssignStages({}, p);
+  }
+  p->node_stage = best->program.node_stage;
+  p->num_stages = best->program.num_stages;
+  *out_order = best->program.order;
+  return Check();
+}
+
+Result<Program> PlanAuto(Program assigned, const PlanOptions& options) {
+  return AutoPlanner(std::move(assigned), options).Run();
+}
+
+}  // namespace baton::planner::internal

@@ -1,0 +1,516 @@
+#include "baton/planner/passes/partition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <functional>
+#include <map>
+
+namespace baton::planner {
+namespace {
+
+constexpr double kEps = 1e-12;
+
+// Relative comparison for loads that are sums of the same terms in another
+// order: a difference below 1e-9 of the magnitude is no difference.
+int Compare(double a, double b) {
+  const double tol = 1e-9 * std::max(std::fabs(a), std::fabs(b)) + kEps;
+  if (a < b - tol) return -1;
+  if (a > b + tol) return 1;
+  return 0;
+}
+
+// Evaluations the local search may spend: about 4e8 node or tensor visits,
+// whatever the graph size, so the search ends in seconds and the result does
+// not depend on the machine's speed.
+int64_t EvaluationBudget(size_t nodes, size_t transfers) {
+  const int64_t work = static_cast<int64_t>(nodes + transfers) + 1;
+  return std::max<int64_t>(200, 400000000 / work);
+}
+
+}  // namespace
+
+bool Better(const PartitionEval& a, const PartitionEval& b, Objective objective) {
+  if (a.fits != b.fits) return a.fits;
+  if (objective == Objective::kThroughput) {
+    if (int c = Compare(a.period_s, b.period_s); c != 0) return c < 0;
+  }
+  const double a1 = objective == Objective::kThroughput ? a.bottleneck_s : a.latency_s;
+  const double b1 = objective == Objective::kThroughput ? b.bottleneck_s : b.latency_s;
+  const double a2 = objective == Objective::kThroughput ? a.latency_s : a.bottleneck_s;
+  const double b2 = objective == Objective::kThroughput ? b.latency_s : b.bottleneck_s;
+  if (int c = Compare(a1, b1); c != 0) return c < 0;
+  if (int c = Compare(a2, b2); c != 0) return c < 0;
+  return Compare(a.total_s, b.total_s) < 0;
+}
+
+Result<PartitionModel> PartitionModel::Build(const Program& p,
+                                             std::vector<std::vector<double>> node_seconds,
+                                             std::vector<uint64_t> workspace_bytes) {
+  const Graph& g = p.graph;
+  const Target& t = p.target;
+  PartitionModel m;
+  m.target_ = &p.target;
+  m.node_seconds_ = std::move(node_seconds);
+  m.workspace_bytes_ = std::move(workspace_bytes);
+  if (m.node_seconds_.size() != g.nodes.size() || m.workspace_bytes_.size() != g.nodes.size()) {
+    return Fail("internal: partition costs do not match the graph");
+  }
+  m.pinned_.assign(g.nodes.size(), false);
+  for (size_t n = 0; n < g.nodes.size() && n < p.node_pinned.size(); ++n) {
+    m.pinned_[n] = p.node_pinned[n];
+  }
+  BATON_ASSIGN_OR_RETURN(m.topo_, g.TopologicalOrder());
+  m.topo_pos_.assign(g.nodes.size(), 0);
+  for (size_t k = 0; k < m.topo_.size(); ++k) m.topo_pos_[m.topo_[k]] = static_cast<int>(k);
+
+  // Transfers: every non-constant tensor, its producer and its consumers.
+  std::vector<int> transfer_of(g.tensors.size(), -1);
+  const std::vector<int> producer = g.Producers();
+  for (size_t ti = 0; ti < g.tensors.size(); ++ti) {
+    if (g.tensors[ti].is_constant) continue;
+    transfer_of[ti] = static_cast<int>(m.transfers_.size());
+    Transfer tr;
+    tr.bytes = g.tensors[ti].bytes();
+    tr.producer = producer[ti];
+    m.transfers_.push_back(tr);
+  }
+  for (int out : g.outputs) {
+    if (transfer_of[out] >= 0) m.transfers_[transfer_of[out]].is_output = true;
+  }
+  m.node_inputs_.assign(g.nodes.size(), {});
+  m.node_outputs_.assign(g.nodes.size(), {});
+  for (int n : m.topo_) {
+    for (int ti : g.nodes[n].inputs) {
+      if (ti < 0 || transfer_of[ti] < 0) continue;
+      std::vector<int>& ins = m.node_inputs_[n];
+      if (std::find(ins.begin(), ins.end(), transfer_of[ti]) != ins.end()) continue;
+      ins.push_back(transfer_of[ti]);
+      m.transfers_[transfer_of[ti]].consumers.push_back(n);
+    }
+    for (int ti : g.nodes[n].outputs) {
+      if (transfer_of[ti] >= 0) m.node_outputs_[n].push_back(transfer_of[ti]);
+    }
+  }
+
+  // Queues as InsertCopies makes them: devices, then each link's DMA engine.
+  for (const TargetDevice& d : t.devices) m.queue_names_.push_back(d.name);
+  for (const TargetLink& l : t.links) {
+    int q = -1;
+    if (!l.queue.empty()) {
+      auto it = std::find(m.queue_names_.begin(), m.queue_names_.end(), l.queue);
+      q = static_cast<int>(it - m.queue_names_.begin());
+      if (it == m.queue_names_.end()) m.queue_names_.push_back(l.queue);
+    }
+    m.link_queue_.push_back(q);
+  }
+  // Fewest-hop routes, links in target order (the same BFS as InsertCopies).
+  const size_t nd = t.domains.size();
+  m.routes_.assign(nd, std::vector<std::vector<Hop>>(nd));
+  for (size_t from = 0; from < nd; ++from) {
+    std::vector<int> previous(nd, -2), via(nd, -1);
+    std::deque<int> frontier{static_cast<int>(from)};
+    previous[from] = -1;
+    while (!frontier.empty()) {
+      const int d = frontier.front();
+      frontier.pop_front();
+      for (size_t l = 0; l < t.links.size(); ++l) {
+        const TargetLink& link = t.links[l];
+        if (link.from != d || previous[link.to] != -2) continue;
+        previous[link.to] = d;
+        via[link.to] = static_cast<int>(l);
+        frontier.push_back(link.to);
+      }
+    }
+    for (size_t to = 0; to < nd; ++to) {
+      if (to == from || previous[to] == -2) continue;
+      std::vector<Hop> hops;
+      for (int d = static_cast<int>(to); d != static_cast<int>(from); d = previous[d]) {
+        hops.push_back({d, via[d]});
+      }
+      std::reverse(hops.begin(), hops.end());
+      m.routes_[from][to] = std::move(hops);
+    }
+  }
+  m.fallback_domain_ = t.devices[t.fallback].domains[0];
+  m.SetMemoryFraction(1.0);
+  return m;
+}
+
+void PartitionModel::SetMemoryFraction(double fraction) {
+  domain_limit_.clear();
+  for (const TargetDomain& d : target_->domains) {
+    domain_limit_.push_back(static_cast<uint64_t>(static_cast<double>(d.bytes) * fraction));
+  }
+}
+
+std::vector<int> PartitionModel::SingleDevice(int device) const {
+  std::vector<int> assignment(num_nodes(), target_->fallback);
+  for (size_t n = 0; n < num_nodes(); ++n) {
+    const int node = static_cast<int>(n);
+    if (pinned_[n]) {
+      // Pins keep the device AssignDevices gave them: the first device
+      // that can run the node among the pinned one and the fallback.
+      continue;
+    }
+    if (CanRun(node, device)) {
+      assignment[n] = device;
+    } else if (!CanRun(node, target_->fallback)) {
+      for (size_t d = 0; d < num_devices(); ++d) {
+        if (CanRun(node, static_cast<int>(d))) {
+          assignment[n] = static_cast<int>(d);
+          break;
+        }
+      }
+    }
+  }
+  return assignment;
+}
+
+// One inference, walked in topological order: node loads and list-scheduled
+// times, copies created at their first consumer as InsertCopies creates them,
+// and the live range of every value in every domain it occupies.
+PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
+  const Target& t = *target_;
+  const size_t num_positions = topo_.size() + 2;
+  PartitionEval e;
+  e.queue_load_s.assign(num_queues(), 0.0);
+  std::vector<double> queue_free(num_queues(), 0.0);
+  std::vector<double> node_end(num_nodes(), 0.0);
+  std::vector<std::vector<int64_t>> live(t.domains.size(), std::vector<int64_t>(num_positions, 0));
+  auto add_live = [&](int domain, size_t from, size_t to, uint64_t bytes) {
+    live[domain][from] += static_cast<int64_t>(bytes);
+    live[domain][to + 1] -= static_cast<int64_t>(bytes);
+  };
+  // Per transfer: domain -> time the value is there, and its last use there.
+  struct Located {
+    int domain;
+    double ready;
+    size_t first, last;
+  };
+  std::vector<std::vector<Located>> located(transfers_.size());
+  auto home_of = [&](const Transfer& tr) {
+    return tr.producer >= 0 ? t.devices[device[tr.producer]].domains[0] : fallback_domain_;
+  };
+  auto find = [&](int tr, int domain) -> Located* {
+    for (Located& l : located[tr]) {
+      if (l.domain == domain) return &l;
+    }
+    return nullptr;
+  };
+  // Brings transfer `tr` to `domain` for `requester` (-1: the caller) at
+  // topological position `pos`; returns when it is there.
+  auto fetch = [&](int tr, int domain, int requester, size_t pos) -> double {
+    const Transfer& x = transfers_[tr];
+    const int home = home_of(x);
+    if (Located* there = find(tr, domain)) {
+      there->last = std::max(there->last, pos);
+      return there->ready;
+    }
+    Located* from = find(tr, home);
+    double ready = from->ready;
+    from->last = std::max(from->last, pos);
+    for (const Hop& hop : routes_[home][domain]) {
+      if (Located* there = find(tr, hop.to_domain)) {
+        ready = there->ready;
+        there->last = std::max(there->last, pos);
+        continue;
+      }
+      const TargetLink& link = t.links[hop.link];
+      int q = link_queue_[hop.link];
+      if (q < 0) {  // the requesting device, the fallback, or any reaching it
+        q = requester >= 0 && t.devices[requester].Reaches(hop.to_domain) ? requester : -1;
+        if (q < 0 && t.devices[t.fallback].Reaches(hop.to_domain)) q = t.fallback;
+        for (size_t d = 0; q < 0 && d < t.devices.size(); ++d) {
+          if (t.devices[d].Reaches(hop.to_domain)) q = static_cast<int>(d);
+        }
+        if (q < 0) q = t.fallback;
+      }
+      const double seconds = link.latency_s + static_cast<double>(x.bytes) / link.bytes_per_s;
+      e.queue_load_s[q] += seconds;
+      const double start = std::max(ready, queue_free[q]);
+      ready = start + seconds;
+      queue_free[q] = ready;
+      located[tr].push_back({hop.to_domain, ready, pos, pos});
+    }
+    return ready;
+  };
+
+  for (size_t tr = 0; tr < transfers_.size(); ++tr) {
+    if (transfers_[tr].producer < 0) located[tr].push_back({fallback_domain_, 0.0, 0, 0});
+  }
+  for (size_t k = 0; k < topo_.size(); ++k) {
+    const int n = topo_[k];
+    const int d = device[n];
+    const size_t pos = k + 1;
+    double ready = 0;
+    for (int tr : node_inputs_[n]) {
+      const int home = home_of(transfers_[tr]);
+      const int want = t.devices[d].Reaches(home) ? home : t.devices[d].domains[0];
+      ready = std::max(ready, fetch(tr, want, d, pos));
+    }
+    const double seconds = node_seconds_[n][d];
+    e.queue_load_s[d] += seconds;
+    const double start = std::max(ready, queue_free[d]);
+    node_end[n] = start + seconds;
+    queue_free[d] = node_end[n];
+    e.latency_s = std::max(e.latency_s, node_end[n]);
+    if (workspace_bytes_[n] > 0) add_live(t.devices[d].domains[0], pos, pos, workspace_bytes_[n]);
+    for (int tr : node_outputs_[n]) {
+      located[tr].push_back({t.devices[d].domains[0], node_end[n], pos, pos});
+    }
+  }
+  for (size_t tr = 0; tr < transfers_.size(); ++tr) {
+    if (!transfers_[tr].is_output) continue;
+    e.latency_s = std::max(e.latency_s, fetch(static_cast<int>(tr), fallback_domain_, -1,
+                                              num_positions - 2));
+    find(static_cast<int>(tr), fallback_domain_)->last = num_positions - 2;
+  }
+  for (size_t tr = 0; tr < transfers_.size(); ++tr) {
+    for (const Located& l : located[tr]) add_live(l.domain, l.first, l.last, transfers_[tr].bytes);
+  }
+  e.domain_peak.assign(t.domains.size(), 0);
+  for (size_t dom = 0; dom < t.domains.size(); ++dom) {
+    int64_t sum = 0;
+    for (size_t k = 0; k < num_positions; ++k) {
+      sum += live[dom][k];
+      e.domain_peak[dom] = std::max(e.domain_peak[dom], static_cast<uint64_t>(std::max<int64_t>(sum, 0)));
+    }
+    if (e.domain_peak[dom] > domain_limit_[dom]) e.fits = false;
+  }
+  for (double load : e.queue_load_s) {
+    e.bottleneck_s = std::max(e.bottleneck_s, load);
+    e.total_s += load;
+  }
+  return e;
+}
+
+namespace {
+
+struct Candidate {
+  std::vector<int> device;
+  PartitionEval eval;
+};
+
+class Search {
+ public:
+  Search(const PartitionModel& m, const SearchOptions& o)
+      : m_(m), o_(o), budget_(EvaluationBudget(m.num_nodes(), m.num_nodes())) {}
+
+  std::vector<std::vector<int>> Run() {
+    Singles();
+    if (!Exhaustive()) {
+      Chains();
+      std::vector<Candidate> seeds = Best(6);
+      for (Candidate& seed : seeds) Add(LocalSearch(std::move(seed)));
+    }
+    std::vector<Candidate> best = Best(static_cast<size_t>(std::max(1, o_.max_candidates)));
+    std::vector<std::vector<int>> out;
+    for (Candidate& c : best) out.push_back(std::move(c.device));
+    // The best single device is always a candidate: the planner's
+    // simulation then guarantees --auto never falls below it.
+    if (std::find(out.begin(), out.end(), best_single_.device) == out.end()) {
+      out.push_back(best_single_.device);
+    }
+    return out;
+  }
+
+ private:
+  bool Better(const PartitionEval& a, const PartitionEval& b) const {
+    return planner::Better(a, b, o_.objective);
+  }
+
+  Candidate Make(std::vector<int> device) {
+    --budget_;
+    PartitionEval eval = m_.Evaluate(device);
+    // One inference must fit in max_in_flight periods for the pipeline to
+    // reach the bound; a deeper chain is capped by its latency.
+    eval.period_s = std::max(eval.bottleneck_s,
+                             eval.latency_s / std::max(1, o_.max_in_flight));
+    return {std::move(device), std::move(eval)};
+  }
+
+  void Add(Candidate c) {
+    for (const Candidate& have : all_) {
+      if (have.device == c.device) return;
+    }
+    all_.push_back(std::move(c));
+  }
+
+  std::vector<Candidate> Best(size_t count) const {
+    std::vector<Candidate> sorted = all_;
+    std::stable_sort(sorted.begin(), sorted.end(), [this](const Candidate& a, const Candidate& b) {
+      return Better(a.eval, b.eval);
+    });
+    if (sorted.size() > count) sorted.resize(count);
+    return sorted;
+  }
+
+  // Every assignment, when there are at most exact_limit of them; keeps the
+  // best few. False when there are more.
+  bool Exhaustive() {
+    std::vector<int> free_nodes;
+    double count = 1;
+    for (int n : m_.topo()) {
+      if (m_.Pinned(n)) continue;
+      int choices = 0;
+      for (size_t d = 0; d < m_.num_devices(); ++d) choices += m_.CanRun(n, static_cast<int>(d));
+      if (choices > 1) free_nodes.push_back(n);
+      count *= std::max(choices, 1);
+    }
+    if (count > static_cast<double>(o_.exact_limit)) return false;
+    std::vector<int> device = m_.SingleDevice(0);
+    std::vector<Candidate> kept;
+    const size_t keep = static_cast<size_t>(std::max(1, o_.max_candidates));
+    std::function<void(size_t)> walk = [&](size_t k) {
+      if (k == free_nodes.size()) {
+        Candidate c = Make(device);
+        if (kept.size() < keep || Better(c.eval, kept.back().eval)) {
+          kept.push_back(std::move(c));
+          std::stable_sort(kept.begin(), kept.end(), [this](const Candidate& a, const Candidate& b) {
+            return Better(a.eval, b.eval);
+          });
+          if (kept.size() > keep) kept.pop_back();
+        }
+        return;
+      }
+      const int n = free_nodes[k];
+      for (size_t d = 0; d < m_.num_devices(); ++d) {
+        if (!m_.CanRun(n, static_cast<int>(d))) continue;
+        device[n] = static_cast<int>(d);
+        walk(k + 1);
+      }
+    };
+    walk(0);
+    for (Candidate& c : kept) Add(std::move(c));
+    return true;
+  }
+
+  void Singles() {
+    for (size_t d = 0; d < m_.num_devices(); ++d) {
+      Candidate c = Make(m_.SingleDevice(static_cast<int>(d)));
+      if (d == 0 || Better(c.eval, best_single_.eval)) best_single_ = c;
+      Add(std::move(c));
+    }
+  }
+
+  // Fills the devices of `order` along the topological order, moving on to
+  // the next once the current one would exceed `period` seconds of compute.
+  // A node the current device cannot run goes to the least loaded device
+  // that can (the previous chain device first, to save copies).
+  std::vector<int> Fill(const std::vector<int>& order, double period, bool advance) const {
+    std::vector<int> device = m_.SingleDevice(0);
+    std::vector<double> load(m_.num_devices(), 0.0);
+    size_t j = 0;
+    std::vector<int> filled(order.size(), 0);
+    for (int n : m_.topo()) {
+      if (m_.Pinned(n)) {
+        load[device[n]] += m_.Seconds(n, device[n]);
+        continue;
+      }
+      while (m_.CanRun(n, order[j]) && filled[j] > 0 && j + 1 < order.size() &&
+             load[order[j]] + m_.Seconds(n, order[j]) > period) {
+        ++j;
+      }
+      if (advance && !m_.CanRun(n, order[j])) {
+        // Move on to the next chain device that runs the node, if any.
+        size_t k = j + 1;
+        while (k < order.size() && !m_.CanRun(n, order[k])) ++k;
+        if (k < order.size() && filled[j] > 0) j = k;
+      }
+      int d = order[j];
+      if (!m_.CanRun(n, d)) {
+        d = -1;
+        if (j > 0 && m_.CanRun(n, order[j - 1])) d = order[j - 1];
+        for (size_t k = 0; d < 0 && k < m_.num_devices(); ++k) {
+          if (!m_.CanRun(n, static_cast<int>(k))) continue;
+          if (d < 0 || load[k] + m_.Seconds(n, static_cast<int>(k)) <
+                           load[d] + m_.Seconds(n, d)) {
+            d = static_cast<int>(k);
+          }
+        }
+      } else {
+        ++filled[j];
+      }
+      device[n] = d;
+      load[d] += m_.Seconds(n, d);
+    }
+    return device;
+  }
+
+  void Chains() {
+    double lo = 0, sum_min = 0;
+    for (size_t n = 0; n < m_.num_nodes(); ++n) {
+      double best = std::numeric_limits<double>::infinity();
+      for (size_t d = 0; d < m_.num_devices(); ++d) {
+        if (m_.CanRun(static_cast<int>(n), static_cast<int>(d))) {
+          best = std::min(best, m_.Seconds(static_cast<int>(n), static_cast<int>(d)));
+        }
+      }
+      lo = std::max(lo, best);
+      sum_min += best;
+    }
+    lo = std::max(lo, sum_min / static_cast<double>(m_.num_devices()));
+    const double hi = std::max(lo, best_single_.eval.bottleneck_s);
+    constexpr int kSteps = 24;
+    std::vector<int> order(m_.num_devices());
+    for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
+    int permutations = 0;
+    do {
+      for (int s = 0; s <= kSteps; ++s) {
+        const double period = lo * std::pow(hi / lo, static_cast<double>(s) / kSteps);
+        Add(Make(Fill(order, period, false)));
+        Add(Make(Fill(order, period, true)));
+      }
+    } while (std::next_permutation(order.begin(), order.end()) && ++permutations < 120);
+  }
+
+  // Moves a run of up to kRun nodes, consecutive in topological order and
+  // starting at a free node, to the device that improves the objective most;
+  // sweeps until a sweep changes nothing or the evaluation budget is spent.
+  Candidate LocalSearch(Candidate c) {
+    constexpr size_t kRun = 4;
+    const std::vector<int>& topo = m_.topo();
+    bool improved = true;
+    while (improved && budget_ > 0) {
+      improved = false;
+      for (size_t k = 0; k < topo.size() && budget_ > 0; ++k) {
+        if (m_.Pinned(topo[k])) continue;
+        Candidate best = c;
+        for (size_t d = 0; d < m_.num_devices(); ++d) {
+          const int dev = static_cast<int>(d);
+          std::vector<int> moved = c.device;
+          for (size_t r = 0; r < kRun && k + r < topo.size(); ++r) {
+            const int n = topo[k + r];
+            if (m_.Pinned(n) || !m_.CanRun(n, dev)) break;
+            if (moved[n] == dev) continue;
+            moved[n] = dev;
+            Candidate next = Make(moved);
+            if (Better(next.eval, best.eval)) best = std::move(next);
+          }
+        }
+        if (best.device != c.device) {
+          c = std::move(best);
+          improved = true;
+        }
+      }
+    }
+    return c;
+  }
+
+  const PartitionModel& m_;
+  const SearchOptions& o_;
+  int64_t budget_;
+  std::vector<Candidate> all_;
+  Candidate best_single_;
+};
+
+}  // namespace
+
+std::vector<std::vector<int>> SearchPartitions(const PartitionModel& model,
+                                               const SearchOptions& options) {
+  return Search(model, options).Run();
+}
+
+}  // namespace baton::planner
