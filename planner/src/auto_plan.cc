@@ -374,6 +374,11 @@ class AutoPlanner {
       r.best_single_latency_s = best_single_->sim.latency_mean_s;
       r.best_single_in_flight = best_single_->in_flight;
     }
+    r.queues = sim.queue_names;
+    r.utilization = sim.utilization;
+    for (double busy : sim.queue_busy_s) {
+      r.queue_busy_s.push_back(sim.inferences > 0 ? busy / sim.inferences : 0.0);
+    }
     r.candidates_planned = planned_;
     r.memory_fraction = fraction;
     for (size_t n = 0; n < model.num_nodes(); ++n) {

@@ -91,6 +91,22 @@ int RunPlan(const PlanArgs& a) {
                   f.op.c_str(), f.requested.c_str(), f.placed.c_str(), f.reason.c_str());
     }
     for (const std::string& w : p.warnings) std::printf("  warning: %s\n", w.c_str());
+    if (p.auto_report.ran) {
+      const AutoReport& r = p.auto_report;
+      std::printf("  auto (%s): %.1f inferences/s predicted (bound %.1f/s), latency %.3f ms, "
+                  "bottleneck %s\n",
+                  r.objective.c_str(), r.throughput_per_s, r.bound_throughput_per_s,
+                  r.latency_s * 1e3, r.bottleneck_queue.c_str());
+      if (r.best_single_throughput_per_s > 0) {
+        std::printf("  best single device: %s at %.1f inferences/s (D=%d); speed-up %.2fx\n",
+                    r.best_single_device.c_str(), r.best_single_throughput_per_s,
+                    r.best_single_in_flight, r.throughput_per_s / r.best_single_throughput_per_s);
+      }
+      for (size_t q = 0; q < r.queues.size(); ++q) {
+        std::printf("    %-10s busy %8.3f ms per inference, utilization %5.1f%%\n",
+                    r.queues[q].c_str(), r.queue_busy_s[q] * 1e3, r.utilization[q] * 100);
+      }
+    }
     std::printf("wrote %s (%zu bytes)\n", a.output.c_str(), bytes.value().size());
   }
   return 0;

@@ -170,6 +170,37 @@ std::string EmitHeader(const Program& p, const std::string& bytes, const std::st
   return o.str();
 }
 
+namespace {
+
+// The report's "auto" object (docs/partitioning.md).
+nlohmann::ordered_json AutoReportJson(const AutoReport& a) {
+  nlohmann::ordered_json j;
+  j["objective"] = a.objective;
+  j["throughput_per_s"] = a.throughput_per_s;
+  j["latency_s"] = a.latency_s;
+  j["bound_throughput_per_s"] = a.bound_throughput_per_s;
+  j["bottleneck_queue"] = a.bottleneck_queue;
+  j["best_single_device"] = a.best_single_device;
+  j["best_single_throughput_per_s"] = a.best_single_throughput_per_s;
+  j["best_single_latency_s"] = a.best_single_latency_s;
+  j["best_single_in_flight"] = a.best_single_in_flight;
+  j["speedup_over_best_single"] =
+      a.best_single_throughput_per_s > 0 ? a.throughput_per_s / a.best_single_throughput_per_s : 0;
+  nlohmann::ordered_json queues = nlohmann::ordered_json::object();
+  for (size_t q = 0; q < a.queues.size(); ++q) {
+    queues[a.queues[q]] = {{"busy_s_per_inference", a.queue_busy_s[q]},
+                           {"utilization", a.utilization[q]}};
+  }
+  j["queues"] = queues;
+  j["pinned"] = a.pinned;
+  j["candidates_planned"] = a.candidates_planned;
+  j["memory_fraction"] = a.memory_fraction;
+  j["cost_source"] = "target";
+  return j;
+}
+
+}  // namespace
+
 std::string EmitReport(const Program& p, const std::string& source) {
   nlohmann::ordered_json r;
   r["model"] = source;
@@ -202,6 +233,7 @@ std::string EmitReport(const Program& p, const std::string& source) {
   }
   r["fallbacks"] = fallbacks;
   r["warnings"] = p.warnings;
+  if (p.auto_report.ran) r["auto"] = AutoReportJson(p.auto_report);
   return r.dump(2) + "\n";
 }
 

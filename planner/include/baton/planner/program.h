@@ -69,8 +69,10 @@ struct AutoReport {
   int best_single_in_flight = 1;
   int candidates_planned = 0;        // candidate plans packed and simulated
   double memory_fraction = 1;        // share of each domain the search targeted
+  std::vector<std::string> queues;           // per queue of the chosen plan
+  std::vector<double> queue_busy_s;          // per queue, per inference (simulated)
+  std::vector<double> utilization;           // per queue, busy / makespan
   std::vector<std::string> pinned;   // nodes kept where rules or annotations put them
-  std::vector<std::string> cost_source;  // per graph node: "target" or "profile"
 };
 
 struct Program {

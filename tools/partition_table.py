@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""The partitioning table of docs/partitioning.md.
+
+For every bundled multi-device target and six torchvision models (random
+weights, 224x224), plans the model three ways and simulates each on the
+target's cost model:
+  - auto:   baton plan --auto (throughput objective, D <= 4);
+  - single: the best single device that fits (from --auto's report, which
+            plans and simulates every device alone at every depth);
+  - rules:  a hand rule set per target (the README demo's style of rules),
+            at --in-flight 3.
+Prints a Markdown table: throughput, latency, D and arena bytes per row,
+plus the planner's wall time for --auto.
+
+usage: partition_table.py BATON OUT_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGETS = {
+    "soc4": ["--assign", "Conv=npu0", "--assign", "Add=npu0",
+             "--assign", "GlobalAveragePool=gpu0", "--assign", "Gemm=dsp0"],
+    "twin_npu": ["--assign", "Conv=npu0", "--assign", "Add=npu1", "--assign", "Gemm=npu1"],
+    "imx8mp": ["--assign", "Conv=vip8000", "--assign", "Add=gc7000ul",
+               "--assign", "Gemm=hifi4", "--assign", "Softmax=hifi4"],
+}
+MODELS = ["mobilenet_v2", "resnet18", "squeezenet1_1", "mobilenet_v3_small",
+          "googlenet", "efficientnet_b0"]
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def sim(baton, plan, target):
+    return json.loads(run([baton, "sim", plan, "--target", target, "--inferences", "100",
+                           "--json"]))
+
+
+def inspect(baton, plan):
+    return json.loads(run([baton, "inspect", plan, "--json"]))
+
+
+def arena_bytes(doc):
+    return sum(d["bytes"] for d in doc["domains"])
+
+
+def main():
+    baton, out = os.path.abspath(sys.argv[1]), sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    rows = []
+    for model in MODELS:
+        onnx = os.path.join(out, model, model + ".onnx")
+        if not os.path.exists(onnx):
+            subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/export_torchvision.py"),
+                            model, os.path.join(out, model)], check=True, capture_output=True)
+        for tname, rules in TARGETS.items():
+            target = os.path.join(ROOT, "ports/linux/targets", tname + ".json")
+            base = os.path.join(out, f"{model}.{tname}")
+            start = time.monotonic()
+            run([baton, "plan", onnx, "--target", target, "--auto", "-o", base + ".auto.baton",
+                 "--report", base + ".auto.json", "-q"])
+            seconds = time.monotonic() - start
+            report = json.load(open(base + ".auto.json"))["auto"]
+            auto = sim(baton, base + ".auto.baton", target)
+            auto_doc = inspect(baton, base + ".auto.baton")
+            row = {"model": model, "target": tname, "plan_s": seconds,
+                   "auto": (auto["throughput_per_s"], auto["latency_s"]["mean"],
+                            auto_doc["inferences_in_flight"], arena_bytes(auto_doc)),
+                   "single": (report["best_single_device"],
+                              report["best_single_throughput_per_s"],
+                              report["best_single_latency_s"], report["best_single_in_flight"])}
+            try:
+                run([baton, "plan", onnx, "--target", target, *rules, "--in-flight", "3",
+                     "-o", base + ".rules.baton", "-q"])
+                r = sim(baton, base + ".rules.baton", target)
+                d = inspect(baton, base + ".rules.baton")
+                row["rules"] = (r["throughput_per_s"], r["latency_s"]["mean"],
+                                d["inferences_in_flight"], arena_bytes(d))
+            except subprocess.CalledProcessError as e:
+                row["rules"] = ("fails: " + e.stderr.strip().splitlines()[-1][:60],)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+
+    print("| model | target | auto inf/s | auto latency ms | D | arena MB | best single | "
+          "single inf/s | speed-up | rules (D=3) inf/s | rules arena MB | --auto time s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        a, s = r["auto"], r["single"]
+        rules = r["rules"]
+        rules_cols = (f"{rules[0]:.1f} | {rules[3] / 1e6:.2f}" if len(rules) > 1
+                      else f"{rules[0]} | -")
+        print(f"| {r['model']} | {r['target']} | {a[0]:.1f} | {a[1] * 1e3:.2f} | {a[2]} | "
+              f"{a[3] / 1e6:.2f} | {s[0]} (D={s[3]}) | {s[1]:.1f} | {a[0] / s[1]:.2f}x | "
+              f"{rules_cols} | {r['plan_s']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
