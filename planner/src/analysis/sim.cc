@@ -1,6 +1,7 @@
 #include "baton/planner/analysis/sim.h"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -257,6 +258,7 @@ class Simulator {
       r.node_names.push_back(node->name()->str());
       r.node_ops.push_back(PlanOpName(node->op()));
       r.node_queue.push_back(node->queue());
+      r.node_stage.push_back(node->stage());
       // Every instance of a node takes the same time in this model; the
       // cost itself avoids the rounding noise of end - start.
       r.node_duration_s.push_back(seconds_[n]);
@@ -427,17 +429,51 @@ std::string ChromeTrace(const SimResult& r) {
   return root.dump() + "\n";
 }
 
+namespace {
+
+// The steady-state window the chart shows: from the first start of the
+// middle inference over `count` periods (at least its own latency), so a
+// few inferences overlap at a scale where every node is visible.
+std::pair<double, double> GanttWindow(const SimResult& r, uint32_t count) {
+  if (r.inferences < 4 || r.throughput_per_s <= 0) return {0.0, r.makespan_s};
+  const uint32_t mid = r.inferences / 2;
+  double start = r.makespan_s, end = 0;
+  for (const SimInstance& s : r.instances) {
+    if (s.inference != mid) continue;
+    start = std::min(start, s.start_s);
+    end = std::max(end, s.end_s);
+  }
+  const double period = 1.0 / r.throughput_per_s;
+  end = std::max(end, start + count * period);
+  return {start, std::min(end, r.makespan_s)};
+}
+
+}  // namespace
+
 std::string GanttSvg(const SimResult& r) {
   static const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                                          "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  static const char* const kStageColors[] = {"#222222", "#888888", "#d62728", "#1f77b4",
+                                             "#2ca02c", "#9467bd", "#8c564b", "#e377c2"};
   constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
-  constexpr double kLeft = 100, kPlot = 900, kRight = 30, kTop = 40, kRow = 32, kBox = 24;
-  const double span_ms = r.makespan_s * 1e3;
-  const double scale = span_ms > 0 ? kPlot / span_ms : 0;
+  constexpr int kStageSize = sizeof(kStageColors) / sizeof(kStageColors[0]);
+  constexpr double kLeft = 100, kRight = 30, kTop = 56, kRow = 36, kBox = 24;
+  const auto [t0, t1] = GanttWindow(r, 3);
+  const double span_ms = (t1 - t0) * 1e3;
+  // Wide enough that the shortest node in the window is at least 3 px.
+  double shortest = 0;
+  for (const SimInstance& s : r.instances) {
+    if (s.end_s <= t0 || s.start_s >= t1 || s.end_s <= s.start_s) continue;
+    const double d = s.end_s - s.start_s;
+    if (shortest == 0 || d < shortest) shortest = d;
+  }
+  double plot = 1000;
+  if (shortest > 0 && span_ms > 0) plot = std::clamp(3.0 * span_ms / (shortest * 1e3), 1000.0, 6000.0);
+  const double scale = span_ms > 0 ? plot / span_ms : 0;
   const double rows = static_cast<double>(r.queue_names.size());
-  const double width = kLeft + kPlot + kRight;
-  const double height = kTop + rows * kRow + 40;
-  auto x_of = [&](double seconds) { return kLeft + seconds * 1e3 * scale; };
+  const double width = kLeft + plot + kRight;
+  const double height = kTop + rows * kRow + 44;
+  auto x_of = [&](double seconds) { return kLeft + (seconds - t0) * 1e3 * scale; };
 
   std::string out;
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -445,56 +481,76 @@ std::string GanttSvg(const SimResult& r) {
          "\" height=\"" + Format("%.0f", height) + "\" viewBox=\"0 0 " + Format("%.0f", width) +
          " " + Format("%.0f", height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out += "<text x=\"" + Format("%.0f", kLeft) +
-         "\" y=\"20\" font-size=\"13\">baton sim: " + std::to_string(r.inferences) +
-         " inferences, " + Format("%.3f", span_ms) + " ms, " + Format("%.2f", r.throughput_per_s) +
-         " inferences/s (colour = inference)</text>\n";
-  // Legend: the colour of each inference (the palette repeats).
-  const uint32_t legend = std::min<uint32_t>(r.inferences, kPaletteSize);
-  for (uint32_t i = 0; i < legend; ++i) {
-    const double x = kLeft + kPlot - (legend - i) * 34.0;
-    out += "<rect x=\"" + Format("%.0f", x) + "\" y=\"10\" width=\"12\" height=\"12\" fill=\"" +
-           kPalette[i] + "\"/><text x=\"" + Format("%.0f", x + 15) + "\" y=\"20\">#" +
-           std::to_string(i) + "</text>\n";
+  out += "<text x=\"" + Format("%.0f", kLeft) + "\" y=\"20\" font-size=\"13\">baton sim: " +
+         Format("%.2f", r.throughput_per_s) + " inferences/s; steady state of " +
+         std::to_string(r.inferences) + " inferences, " + Format("%.3f", t0 * 1e3) + "-" +
+         Format("%.3f", t1 * 1e3) + " ms (box colour = inference, bar under it = stage)</text>\n";
+  // Legends: inference colours (the palette repeats), stage bars.
+  std::set<uint32_t> shown;
+  for (const SimInstance& s : r.instances) {
+    if (s.end_s > t0 && s.start_s < t1) shown.insert(s.inference);
+  }
+  double lx = kLeft;
+  for (uint32_t i : shown) {
+    if (lx > kLeft + plot - 60) break;
+    out += "<rect x=\"" + Format("%.0f", lx) + "\" y=\"30\" width=\"12\" height=\"12\" fill=\"" +
+           kPalette[i % kPaletteSize] + "\"/><text x=\"" + Format("%.0f", lx + 15) +
+           "\" y=\"40\">#" + std::to_string(i) + "</text>\n";
+    lx += 48;
+  }
+  uint32_t stages = 1;
+  for (uint32_t st : r.node_stage) stages = std::max(stages, st + 1);
+  for (uint32_t st = 0; st < stages && st < static_cast<uint32_t>(kStageSize); ++st) {
+    const double x = kLeft + plot - (stages - st) * 64.0;
+    out += "<rect x=\"" + Format("%.0f", x) + "\" y=\"36\" width=\"14\" height=\"4\" fill=\"" +
+           kStageColors[st] + "\"/><text x=\"" + Format("%.0f", x + 17) + "\" y=\"40\">stage " +
+           std::to_string(st) + "</text>\n";
   }
   // Time axis: grid lines and labels in ms.
   const double step = NiceStep(span_ms, 10);
   const double axis_y = kTop + rows * kRow;
+  const double first = std::ceil(t0 * 1e3 / step) * step;
   out += "<g class=\"axis\" stroke=\"#ddd\">\n";
-  for (int k = 0; span_ms > 0 && k * step <= span_ms * (1 + 1e-9); ++k) {
-    const double x = kLeft + k * step * scale;
+  for (int k = 0; span_ms > 0 && first + k * step <= t1 * 1e3 * (1 + 1e-9); ++k) {
+    const double x = x_of((first + k * step) / 1e3);
     out += "<line x1=\"" + Format("%.2f", x) + "\" y1=\"" + Format("%.0f", kTop) + "\" x2=\"" +
            Format("%.2f", x) + "\" y2=\"" + Format("%.0f", axis_y + 4) + "\"/>\n";
     out += "<text x=\"" + Format("%.2f", x) + "\" y=\"" + Format("%.0f", axis_y + 18) +
-           "\" stroke=\"none\" fill=\"#333\" text-anchor=\"middle\">" + Format("%g", k * step) +
-           "</text>\n";
+           "\" stroke=\"none\" fill=\"#333\" text-anchor=\"middle\">" +
+           Format("%g", first + k * step) + "</text>\n";
   }
-  out += "<text x=\"" + Format("%.0f", kLeft + kPlot) + "\" y=\"" + Format("%.0f", axis_y + 34) +
+  out += "<text x=\"" + Format("%.0f", kLeft + plot) + "\" y=\"" + Format("%.0f", axis_y + 34) +
          "\" stroke=\"none\" fill=\"#333\" text-anchor=\"end\">time (ms)</text>\n";
   out += "</g>\n";
   for (size_t q = 0; q < r.queue_names.size(); ++q) {
     const double y = kTop + static_cast<double>(q) * kRow;
     out += "<g class=\"row\" data-queue=\"" + XmlEscape(r.queue_names[q]) + "\">\n";
     out += "<rect x=\"" + Format("%.0f", kLeft) + "\" y=\"" + Format("%.0f", y) + "\" width=\"" +
-           Format("%.0f", kPlot) + "\" height=\"" + Format("%.0f", kRow) + "\" fill=\"" +
+           Format("%.0f", plot) + "\" height=\"" + Format("%.0f", kRow) + "\" fill=\"" +
            (q % 2 ? "#f7f7f7" : "#ffffff") + "\"/>\n";
     out += "<text x=\"" + Format("%.0f", kLeft - 8) + "\" y=\"" + Format("%.1f", y + kRow / 2 + 4) +
            "\" text-anchor=\"end\">" + XmlEscape(r.queue_names[q]) + "</text>\n";
     for (const SimInstance& s : r.instances) {
-      if (s.queue != q) continue;
-      const double x0 = x_of(s.start_s);
-      const double w = std::max(0.5, x_of(s.end_s) - x0);
+      if (s.queue != q || s.end_s <= t0 || s.start_s >= t1) continue;
+      const double x0 = x_of(std::max(s.start_s, t0));
+      const double w = std::max(1.0, x_of(std::min(s.end_s, t1)) - x0);
       const std::string& name = r.node_names[s.node];
-      out += "<rect x=\"" + Format("%.2f", x0) + "\" y=\"" + Format("%.1f", y + (kRow - kBox) / 2) +
-             "\" width=\"" + Format("%.2f", w) + "\" height=\"" + Format("%.0f", kBox) +
-             "\" fill=\"" + kPalette[s.inference % kPaletteSize] +
+      const uint32_t stage = s.node < r.node_stage.size() ? r.node_stage[s.node] : 0;
+      const double by = y + (kRow - kBox) / 2 - 2;
+      out += "<rect x=\"" + Format("%.2f", x0) + "\" y=\"" + Format("%.1f", by) + "\" width=\"" +
+             Format("%.2f", w) + "\" height=\"" + Format("%.0f", kBox) + "\" fill=\"" +
+             kPalette[s.inference % kPaletteSize] +
              "\" stroke=\"white\" stroke-width=\"0.5\"><title>" + XmlEscape(name) + " #" +
-             std::to_string(s.inference) + ": " + Format("%.3f", s.start_s * 1e3) + "-" +
-             Format("%.3f", s.end_s * 1e3) + " ms</title></rect>\n";
+             std::to_string(s.inference) + ", stage " + std::to_string(stage) + ": " +
+             Format("%.3f", s.start_s * 1e3) + "-" + Format("%.3f", s.end_s * 1e3) +
+             " ms</title></rect>\n";
+      out += "<rect x=\"" + Format("%.2f", x0) + "\" y=\"" + Format("%.1f", by + kBox + 1) +
+             "\" width=\"" + Format("%.2f", w) + "\" height=\"4\" fill=\"" +
+             kStageColors[stage % kStageSize] + "\"/>\n";
       // A label only where it fits (about 6 px per character).
       if (w > 6.0 * static_cast<double>(name.size()) + 4) {
         out += "<text x=\"" + Format("%.2f", x0 + w / 2) + "\" y=\"" +
-               Format("%.1f", y + kRow / 2 + 4) + "\" text-anchor=\"middle\" fill=\"white\">" +
+               Format("%.1f", by + kBox / 2 + 4) + "\" text-anchor=\"middle\" fill=\"white\">" +
                XmlEscape(name) + "</text>\n";
       }
     }

@@ -72,6 +72,7 @@ struct SimResult {
   std::vector<std::string> node_names;
   std::vector<std::string> node_ops;  // "__copy" or the ONNX name
   std::vector<uint32_t> node_queue;
+  std::vector<uint32_t> node_stage;
   std::vector<double> node_duration_s;  // per instance (all instances of a node take the same time)
   // Every node instance, ordered by queue, then start time.
   std::vector<SimInstance> instances;
@@ -95,8 +96,12 @@ std::string SimText(const SimResult& result);
 // ("ph": "X", ts/dur in microseconds) per node instance with the inference
 // number in args.
 std::string ChromeTrace(const SimResult& result);
-// An SVG timeline: one row per queue (a <g class="row"> element), one box per
-// node instance coloured by inference (a repeating palette), time axis in ms.
+// An SVG timeline of the steady state: a window from the first start of the
+// middle inference over three periods (at least that inference's latency),
+// wide enough that the shortest node in it is 3 px (1000-6000 px). One row
+// per queue (a <g class="row"> element), one box per node instance coloured
+// by inference (a repeating palette) with a bar under it coloured by stage;
+// time axis in ms. Fewer than 4 inferences: the whole run.
 std::string GanttSvg(const SimResult& result);
 
 }  // namespace baton::planner
