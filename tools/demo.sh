@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job: build Baton, export a real model (torchvision mobilenet_v2,
-# random weights), plan it as a 3-stage pipeline over the CPU, GPU, NPU and
-# DSP of ports/linux/targets/soc4.json, print the pipeline configuration and
-# the arenas, run it on the Linux port (threads per queue, simulated
+# random weights), let the planner place it on the CPU, GPU, NPU and DSP of
+# ports/linux/targets/soc4.json by itself (`baton plan --auto`: devices,
+# pipeline stages and inferences in flight), print the pipeline configuration
+# and the arenas, run it on the Linux port (threads per queue, simulated
 # accelerators) against PyTorch's output, then simulate its throughput against
-# the bound and against the whole model on one device, and write a Gantt SVG.
+# the bound and against the best single device, and write a Gantt SVG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,9 +26,8 @@ if [ ! -f "$OUT/$MODEL.onnx" ]; then
 fi
 
 echo
-echo "== plan: $MODEL on soc4, 3 inferences in flight =="
-RULES=(--assign Conv=npu0 --assign Add=npu0 --assign GlobalAveragePool=gpu0 --assign Gemm=dsp0)
-"$BATON" plan "$OUT/$MODEL.onnx" --target "$TARGET" "${RULES[@]}" --in-flight 3 \
+echo "== plan: $MODEL on soc4, placed automatically (baton plan --auto) =="
+"$BATON" plan "$OUT/$MODEL.onnx" --target "$TARGET" --auto \
   -o "$OUT/$MODEL.soc4.baton" --header "$OUT/$MODEL.soc4.h" --report "$OUT/$MODEL.soc4.report.json" \
   --dot "$OUT/$MODEL.soc4.dot"
 
@@ -52,19 +52,19 @@ PY
 
 echo
 echo "== simulate 100 inferences on soc4's cost model =="
-"$BATON" plan "$OUT/$MODEL.onnx" --target "$TARGET" -o "$OUT/$MODEL.cpu_only.baton" -q
 "$BATON" sim "$OUT/$MODEL.soc4.baton" --target "$TARGET" --inferences 100 --gantt "$OUT/$MODEL.gantt.svg" \
   --json > "$OUT/sim.json"
-"$BATON" sim "$OUT/$MODEL.cpu_only.baton" --target "$TARGET" --inferences 100 --json > "$OUT/sim_cpu.json"
-/usr/bin/python3 - "$OUT" <<'PY'
+/usr/bin/python3 - "$OUT" "$OUT/$MODEL.soc4.report.json" <<'PY'
 import json, sys
-out = sys.argv[1]
+out, report = sys.argv[1], json.load(open(sys.argv[2]))["auto"]
 s = json.load(open(f"{out}/sim.json"))
-c = json.load(open(f"{out}/sim_cpu.json"))
-print(f"pipelined on 4 devices: {s['throughput_per_s']:.1f} inferences/s "
+print(f"pipelined on soc4: {s['throughput_per_s']:.1f} inferences/s "
       f"(bound {s['bound_throughput_per_s']:.1f}/s, {100 * s['throughput_per_s'] / s['bound_throughput_per_s']:.1f}% of it)")
-print(f"whole model on cpu0:    {c['throughput_per_s']:.1f} inferences/s")
-print(f"speed-up over one device: {s['throughput_per_s'] / c['throughput_per_s']:.2f}x")
+print(f"best single device: {report['best_single_device']} at "
+      f"{report['best_single_throughput_per_s']:.1f} inferences/s "
+      f"(its own best depth, D={report['best_single_in_flight']})")
+print(f"speed-up over the best single device: "
+      f"{s['throughput_per_s'] / report['best_single_throughput_per_s']:.2f}x")
 for q, u in s["utilization"].items():
     print(f"  {q:6s} utilization {100 * u:5.1f}%")
 PY
