@@ -32,7 +32,7 @@ if [ ! -f "$WORK/graphs/.done" ]; then
   touch "$WORK/graphs/.done"
 fi
 if [ ! -f "$WORK/onnx/.done" ]; then
-  "$PY" "$ROOT/tests/planner/make_onnx_cases.py" "$WORK/onnx" > /dev/null
+  "$PY" "$ROOT/tests/planner/import/make_onnx_cases.py" "$WORK/onnx" > /dev/null
   touch "$WORK/onnx/.done"
 fi
 MODELS=(mobilenet_v2 resnet18 squeezenet1_1 mobilenet_v3_small googlenet)
