@@ -202,40 +202,51 @@ Result<std::vector<int>> Graph::TopologicalOrder() const {
 
 bool IsSupportedOp(const std::string& op) { return FindOp(op) != nullptr; }
 
-Check Validate(const Graph& graph) {
-  const int n_tensors = static_cast<int>(graph.tensors.size());
-  {
-    std::map<std::string, int> names;
-    for (int t = 0; t < n_tensors; ++t) {
-      const std::string& name = graph.tensors[t].name;
-      if (name.empty()) return Fail("tensor " + std::to_string(t) + " has an empty name");
-      if (!names.emplace(name, t).second) {
-        return Fail("duplicate tensor name '" + name + "'");
-      }
-    }
-  }
-  {
-    std::set<std::string> names;
-    for (size_t n = 0; n < graph.nodes.size(); ++n) {
-      const std::string& name = graph.nodes[n].name;
-      if (name.empty()) return Fail("node " + std::to_string(n) + " has an empty name");
-      if (!names.insert(name).second) return Fail("duplicate node name '" + name + "'");
-    }
-  }
+namespace {
 
+// Tensor and node names are non-empty and unique.
+Check CheckNames(const Graph& graph) {
+  std::map<std::string, int> tensor_names;
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    const std::string& name = graph.tensors[t].name;
+    if (name.empty()) return Fail("tensor " + std::to_string(t) + " has an empty name");
+    if (!tensor_names.emplace(name, static_cast<int>(t)).second) {
+      return Fail("duplicate tensor name '" + name + "'");
+    }
+  }
+  std::set<std::string> node_names;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const std::string& name = graph.nodes[n].name;
+    if (name.empty()) return Fail("node " + std::to_string(n) + " has an empty name");
+    if (!node_names.insert(name).second) return Fail("duplicate node name '" + name + "'");
+  }
+  return Check();
+}
+
+// Which tensors are graph inputs: each in range, listed once, not a constant.
+Result<std::vector<bool>> GraphInputs(const Graph& graph) {
+  const int n_tensors = static_cast<int>(graph.tensors.size());
   std::vector<bool> is_input(n_tensors, false);
   for (int t : graph.inputs) {
     if (t < 0 || t >= n_tensors) {
       return Fail("graph input index " + std::to_string(t) + " is out of range");
     }
-    if (is_input[t])
+    if (is_input[t]) {
       return Fail("tensor '" + graph.tensors[t].name + "' is listed twice as a graph input");
+    }
     if (graph.tensors[t].is_constant) {
       return Fail("graph input '" + graph.tensors[t].name + "' is a constant");
     }
     is_input[t] = true;
   }
+  return is_input;
+}
 
+// The node writing each tensor (-1 if none), after checking every node: a
+// supported op, indices in range, at least one output, and no output that is
+// another node's, a graph input or a constant.
+Result<std::vector<int>> UniqueProducers(const Graph& graph, const std::vector<bool>& is_input) {
+  const int n_tensors = static_cast<int>(graph.tensors.size());
   std::vector<int> producer(n_tensors, -1);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
@@ -269,7 +280,14 @@ Check Validate(const Graph& graph) {
       producer[t] = static_cast<int>(n);
     }
   }
+  return producer;
+}
 
+// Every tensor read (by a node or as a graph output) has a value, and every
+// constant not computed by a node holds as many bytes as its shape needs.
+Check CheckValues(const Graph& graph, const std::vector<int>& producer,
+                  const std::vector<bool>& is_input) {
+  const int n_tensors = static_cast<int>(graph.tensors.size());
   for (const Node& node : graph.nodes) {
     for (int t : node.inputs) {
       if (t < 0) continue;
@@ -296,7 +314,16 @@ Check Validate(const Graph& graph) {
                   " bytes of data but its shape needs " + std::to_string(tensor.bytes()));
     }
   }
+  return Check();
+}
 
+}  // namespace
+
+Check Validate(const Graph& graph) {
+  BATON_TRY(CheckNames(graph));
+  BATON_ASSIGN_OR_RETURN(std::vector<bool> is_input, GraphInputs(graph));
+  BATON_ASSIGN_OR_RETURN(std::vector<int> producer, UniqueProducers(graph, is_input));
+  BATON_TRY(CheckValues(graph, producer, is_input));
   auto order = graph.TopologicalOrder();
   if (!order.ok()) return Fail(order.error());
   return Check();

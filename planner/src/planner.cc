@@ -48,14 +48,11 @@ Result<double> SimulatedThroughput(const Program& p) {
   return r.throughput_per_s;
 }
 
-// Nodes sorted by the mean time within an iteration at which they became
-// ready (inference admitted, producers and waited nodes finished) in the
-// simulated steady state (second half of the run), ties by current order.
-// Start times would only replay the current order; ready times show what a
-// queue should run first.
-Result<std::vector<int>> ProfiledOrder(const Program& p) {
-  BATON_ASSIGN_OR_RETURN(SimResult r, SimulateProgram(p, kProfileInferences));
-  if (r.throughput_per_s <= 0) return p.order;
+// Mean time, relative to its inference's iteration slot, at which each plan
+// node (by position in p.order) became ready in the simulated steady state
+// (second half of the run): inference admitted, producers and waited nodes
+// finished.
+std::vector<double> MeanReadyTimes(const Program& p, const SimResult& r) {
   const double period = 1.0 / r.throughput_per_s;
   const size_t nodes = p.order.size();
   std::vector<int> plan_index(nodes);
@@ -82,38 +79,53 @@ Result<std::vector<int>> ProfiledOrder(const Program& p) {
       ++count[k];
     }
   }
-  std::vector<int> index(nodes);
-  for (size_t k = 0; k < nodes; ++k) index[k] = static_cast<int>(k);
-  std::stable_sort(index.begin(), index.end(), [&](int a, int b) {
-    const double ta = count[a] ? sum[a] / count[a] : 0, tb = count[b] ? sum[b] / count[b] : 0;
-    return ta < tb;
-  });
-  std::vector<int> order;
-  for (int k : index) order.push_back(p.order[k]);
-  // Same-stage producers must stay first: repair by a stable topological
-  // pass (a consumer can only look ready after its producer ends, but keep
-  // the guarantee explicit).
+  std::vector<double> mean(nodes);
+  for (size_t k = 0; k < nodes; ++k) mean[k] = count[k] ? sum[k] / count[k] : 0;
+  return mean;
+}
+
+// Moves each node's same-stage producers before it, keeping the order
+// otherwise (a stable topological repair).
+void KeepProducersFirst(const Program& p, std::vector<int>* order) {
+  const std::vector<int> producer = p.graph.Producers();
+  const size_t nodes = order->size();
   std::vector<int> pos(nodes);
-  for (size_t k = 0; k < nodes; ++k) pos[order[k]] = static_cast<int>(k);
+  for (size_t k = 0; k < nodes; ++k) pos[(*order)[k]] = static_cast<int>(k);
   bool moved = true;
   while (moved) {
     moved = false;
-    for (size_t k = 0; k < nodes; ++k) {
-      const int n = order[k];
+    for (size_t k = 0; k < nodes && !moved; ++k) {
+      const int n = (*order)[k];
       for (int t : p.graph.nodes[n].inputs) {
         if (t < 0 || producer[t] < 0) continue;
         const int m = producer[t];
         if (p.node_stage[m] == p.node_stage[n] && pos[m] > pos[n]) {
-          order.erase(order.begin() + pos[m]);
-          order.insert(order.begin() + static_cast<std::ptrdiff_t>(k), m);
-          for (size_t j = 0; j < nodes; ++j) pos[order[j]] = static_cast<int>(j);
+          order->erase(order->begin() + pos[m]);
+          order->insert(order->begin() + static_cast<std::ptrdiff_t>(k), m);
+          for (size_t j = 0; j < nodes; ++j) pos[(*order)[j]] = static_cast<int>(j);
           moved = true;
           break;
         }
       }
-      if (moved) break;
     }
   }
+}
+
+// Nodes sorted by the mean time within an iteration at which they became
+// ready in the simulation, ties by current order. Start times would only
+// replay the current order; ready times show what a queue should run first.
+Result<std::vector<int>> ProfiledOrder(const Program& p) {
+  BATON_ASSIGN_OR_RETURN(SimResult r, SimulateProgram(p, kProfileInferences));
+  if (r.throughput_per_s <= 0) return p.order;
+  const std::vector<double> ready = MeanReadyTimes(p, r);
+  std::vector<int> index(ready.size());
+  for (size_t k = 0; k < index.size(); ++k) index[k] = static_cast<int>(k);
+  std::stable_sort(index.begin(), index.end(), [&](int a, int b) { return ready[a] < ready[b]; });
+  std::vector<int> order;
+  for (int k : index) order.push_back(p.order[k]);
+  // Same-stage producers must stay first (a consumer can only look ready
+  // after its producer ends, but keep the guarantee explicit).
+  KeepProducersFirst(p, &order);
   return order;
 }
 

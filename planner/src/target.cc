@@ -1,14 +1,15 @@
 #include "baton/planner/target.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "baton/planner/io/npy.h"
+#include "import/json_fields.h"
 
 namespace baton::planner {
 namespace {
 
-using json = nlohmann::json;
+using internal::json;
+using internal::ListNeed;
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -37,6 +38,102 @@ Result<std::vector<std::string>> NameList(const json& obj, const char* key, bool
     out.push_back(e.get<std::string>());
   }
   return out;
+}
+
+Result<TargetDomain> ParseDomain(const json& d, const std::string& what, size_t index,
+                                 const Target& t) {
+  BATON_ASSIGN_OR_RETURN(internal::NamedEntry e,
+                         internal::ReadNamedEntry(d, what, "domains", index, "domain", false));
+  if (t.FindDomain(e.name) >= 0) return Fail(e.where + ": duplicate domain name");
+  TargetDomain dom;
+  dom.name = e.name;
+  if (!d.contains("bytes") || !d["bytes"].is_number_unsigned()) {
+    return Fail(e.where + ": 'bytes' must be a positive integer");
+  }
+  dom.bytes = d["bytes"].get<uint64_t>();
+  if (d.contains("alignment")) {
+    if (!d["alignment"].is_number_unsigned() || !IsPowerOfTwo(d["alignment"].get<uint64_t>())) {
+      return Fail(e.where + ": 'alignment' must be a power of two");
+    }
+    dom.alignment = d["alignment"].get<uint32_t>();
+  }
+  return dom;
+}
+
+Result<schema::DeviceKind> ParseDeviceKind(const json& d, const std::string& where) {
+  std::string kind = d.value("kind", "cpu");
+  if (kind == "cpu") return schema::DeviceKind::Cpu;
+  if (kind == "npu") return schema::DeviceKind::Npu;
+  if (kind == "gpu") return schema::DeviceKind::Gpu;
+  if (kind == "dsp") return schema::DeviceKind::Dsp;
+  return Fail(where + ": unknown kind '" + kind + "' (cpu, npu, gpu or dsp)");
+}
+
+// The device's "cost" object; the defaults of Cost when absent.
+Result<Cost> ParseCost(const json& d, const std::string& where) {
+  Cost cost;
+  if (!d.contains("cost")) return cost;
+  const json& c = d["cost"];
+  if (!c.is_object()) return Fail(where + ": 'cost' must be an object");
+  BATON_ASSIGN_OR_RETURN(cost.macs_per_s, Number(c, "macs_per_s", 1e9, where + ".cost"));
+  BATON_ASSIGN_OR_RETURN(cost.bytes_per_s, Number(c, "bytes_per_s", 1e9, where + ".cost"));
+  BATON_ASSIGN_OR_RETURN(cost.launch_s, Number(c, "launch_s", 0, where + ".cost"));
+  if (cost.macs_per_s <= 0 || cost.bytes_per_s <= 0) {
+    return Fail(where + ": cost rates must be positive");
+  }
+  return cost;
+}
+
+// Devices come after domains, which they name.
+Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t index,
+                                 const Target& t) {
+  BATON_ASSIGN_OR_RETURN(internal::NamedEntry e,
+                         internal::ReadNamedEntry(d, what, "devices", index, "device", false));
+  const std::string& where = e.where;
+  if (t.FindDevice(e.name) >= 0) return Fail(where + ": duplicate device name");
+  TargetDevice dev;
+  dev.name = e.name;
+  BATON_ASSIGN_OR_RETURN(dev.kind, ParseDeviceKind(d, where));
+  BATON_ASSIGN_OR_RETURN(dev.ops, NameList(d, "ops", &dev.all_ops, where));
+  if (!d.contains("ops")) dev.all_ops = dev.kind == schema::DeviceKind::Cpu;
+  BATON_ASSIGN_OR_RETURN(dev.dtypes, NameList(d, "dtypes", &dev.all_dtypes, where));
+  if (!d.contains("dtypes")) dev.dtypes = {"float32"};
+  BATON_ASSIGN_OR_RETURN(dev.cost, ParseCost(d, where));
+  if (!d.contains("domains") || !d["domains"].is_array() || d["domains"].empty()) {
+    return Fail(where + ": 'domains' must list the memories it can reach");
+  }
+  for (const json& dn : d["domains"]) {
+    int idx = dn.is_string() ? t.FindDomain(dn.get<std::string>()) : -1;
+    if (idx < 0) return Fail(where + ": unknown domain " + dn.dump());
+    dev.domains.push_back(idx);
+  }
+  return dev;
+}
+
+// Links come after devices, whose names a DMA queue must not take.
+Result<TargetLink> ParseLink(const json& l, const std::string& what, size_t index,
+                             const Target& t) {
+  std::string where = what + ": links[" + std::to_string(index) + "]";
+  if (!l.is_object()) return Fail(where + ": must be an object");
+  TargetLink link;
+  link.from = l.contains("from") && l["from"].is_string() ? t.FindDomain(l["from"]) : -1;
+  link.to = l.contains("to") && l["to"].is_string() ? t.FindDomain(l["to"]) : -1;
+  if (link.from < 0 || link.to < 0) return Fail(where + ": 'from' and 'to' must name domains");
+  if (link.from == link.to) return Fail(where + ": 'from' and 'to' are the same domain");
+  if (t.FindLink(link.from, link.to)) return Fail(where + ": duplicate link");
+  BATON_ASSIGN_OR_RETURN(link.bytes_per_s, Number(l, "bytes_per_s", 1e9, where));
+  BATON_ASSIGN_OR_RETURN(link.latency_s, Number(l, "latency_s", 0, where));
+  if (link.bytes_per_s <= 0) return Fail(where + ": 'bytes_per_s' must be positive");
+  if (l.contains("queue")) {
+    if (!l["queue"].is_string() || l["queue"].get<std::string>().empty()) {
+      return Fail(where + ": 'queue' must be a non-empty string");
+    }
+    link.queue = l["queue"].get<std::string>();
+    if (t.FindDevice(link.queue) >= 0) {
+      return Fail(where + ": queue '" + link.queue + "' has the name of a device");
+    }
+  }
+  return link;
 }
 
 }  // namespace
@@ -76,112 +173,29 @@ const TargetLink* Target::FindLink(int from, int to) const {
 }
 
 Result<Target> ParseTarget(const std::string& text, const std::string& what) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Fail(what + ": invalid JSON: " + e.what());
-  }
-  if (!root.is_object()) return Fail(what + ": the target must be a JSON object");
+  BATON_ASSIGN_OR_RETURN(json root, internal::ParseJsonObject(text, what, "target"));
   Target t;
   t.name = root.value("name", "target");
-  if (!root.contains("domains") || !root["domains"].is_array() || root["domains"].empty()) {
-    return Fail(what + ": 'domains' must be a non-empty list");
+  BATON_ASSIGN_OR_RETURN(const json* domains,
+                         internal::ListField(root, "domains", ListNeed::kNonEmpty, what));
+  for (size_t i = 0; i < domains->size(); ++i) {
+    BATON_ASSIGN_OR_RETURN(TargetDomain dom, ParseDomain((*domains)[i], what, i, t));
+    t.domains.push_back(std::move(dom));
   }
-  for (size_t i = 0; i < root["domains"].size(); ++i) {
-    const json& d = root["domains"][i];
-    std::string where = what + ": domains[" + std::to_string(i) + "]";
-    if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) {
-      return Fail(where + ": needs a string 'name'");
-    }
-    TargetDomain dom;
-    dom.name = d["name"].get<std::string>();
-    where = what + ": domain '" + dom.name + "'";
-    if (t.FindDomain(dom.name) >= 0) return Fail(where + ": duplicate domain name");
-    if (!d.contains("bytes") || !d["bytes"].is_number_unsigned()) {
-      return Fail(where + ": 'bytes' must be a positive integer");
-    }
-    dom.bytes = d["bytes"].get<uint64_t>();
-    if (d.contains("alignment")) {
-      if (!d["alignment"].is_number_unsigned() || !IsPowerOfTwo(d["alignment"].get<uint64_t>())) {
-        return Fail(where + ": 'alignment' must be a power of two");
-      }
-      dom.alignment = d["alignment"].get<uint32_t>();
-    }
-    t.domains.push_back(dom);
-  }
-  if (!root.contains("devices") || !root["devices"].is_array() || root["devices"].empty()) {
-    return Fail(what + ": 'devices' must be a non-empty list");
-  }
-  for (size_t i = 0; i < root["devices"].size(); ++i) {
-    const json& d = root["devices"][i];
-    std::string where = what + ": devices[" + std::to_string(i) + "]";
-    if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) {
-      return Fail(where + ": needs a string 'name'");
-    }
-    TargetDevice dev;
-    dev.name = d["name"].get<std::string>();
-    where = what + ": device '" + dev.name + "'";
-    if (t.FindDevice(dev.name) >= 0) return Fail(where + ": duplicate device name");
-    std::string kind = d.value("kind", "cpu");
-    if (kind == "cpu") dev.kind = schema::DeviceKind::Cpu;
-    else if (kind == "npu") dev.kind = schema::DeviceKind::Npu;
-    else if (kind == "gpu") dev.kind = schema::DeviceKind::Gpu;
-    else if (kind == "dsp") dev.kind = schema::DeviceKind::Dsp;
-    else return Fail(where + ": unknown kind '" + kind + "' (cpu, npu, gpu or dsp)");
-    BATON_ASSIGN_OR_RETURN(dev.ops, NameList(d, "ops", &dev.all_ops, where));
-    if (!d.contains("ops")) dev.all_ops = dev.kind == schema::DeviceKind::Cpu;
-    BATON_ASSIGN_OR_RETURN(dev.dtypes, NameList(d, "dtypes", &dev.all_dtypes, where));
-    if (!d.contains("dtypes")) dev.dtypes = {"float32"};
-    if (d.contains("cost")) {
-      const json& c = d["cost"];
-      if (!c.is_object()) return Fail(where + ": 'cost' must be an object");
-      BATON_ASSIGN_OR_RETURN(dev.cost.macs_per_s, Number(c, "macs_per_s", 1e9, where + ".cost"));
-      BATON_ASSIGN_OR_RETURN(dev.cost.bytes_per_s, Number(c, "bytes_per_s", 1e9, where + ".cost"));
-      BATON_ASSIGN_OR_RETURN(dev.cost.launch_s, Number(c, "launch_s", 0, where + ".cost"));
-      if (dev.cost.macs_per_s <= 0 || dev.cost.bytes_per_s <= 0) {
-        return Fail(where + ": cost rates must be positive");
-      }
-    }
-    if (!d.contains("domains") || !d["domains"].is_array() || d["domains"].empty()) {
-      return Fail(where + ": 'domains' must list the memories it can reach");
-    }
-    for (const json& dn : d["domains"]) {
-      int idx = dn.is_string() ? t.FindDomain(dn.get<std::string>()) : -1;
-      if (idx < 0) return Fail(where + ": unknown domain " + dn.dump());
-      dev.domains.push_back(idx);
-    }
-    t.devices.push_back(dev);
+  BATON_ASSIGN_OR_RETURN(const json* devices,
+                         internal::ListField(root, "devices", ListNeed::kNonEmpty, what));
+  for (size_t i = 0; i < devices->size(); ++i) {
+    BATON_ASSIGN_OR_RETURN(TargetDevice dev, ParseDevice((*devices)[i], what, i, t));
+    t.devices.push_back(std::move(dev));
   }
   std::string fallback = root.value("fallback", t.devices[0].name);
   t.fallback = t.FindDevice(fallback);
   if (t.fallback < 0) return Fail(what + ": 'fallback' names unknown device '" + fallback + "'");
-  if (root.contains("links")) {
-    if (!root["links"].is_array()) return Fail(what + ": 'links' must be a list");
-    for (size_t i = 0; i < root["links"].size(); ++i) {
-      const json& l = root["links"][i];
-      std::string where = what + ": links[" + std::to_string(i) + "]";
-      if (!l.is_object()) return Fail(where + ": must be an object");
-      TargetLink link;
-      link.from = l.contains("from") && l["from"].is_string() ? t.FindDomain(l["from"]) : -1;
-      link.to = l.contains("to") && l["to"].is_string() ? t.FindDomain(l["to"]) : -1;
-      if (link.from < 0 || link.to < 0) return Fail(where + ": 'from' and 'to' must name domains");
-      if (link.from == link.to) return Fail(where + ": 'from' and 'to' are the same domain");
-      if (t.FindLink(link.from, link.to)) return Fail(where + ": duplicate link");
-      BATON_ASSIGN_OR_RETURN(link.bytes_per_s, Number(l, "bytes_per_s", 1e9, where));
-      BATON_ASSIGN_OR_RETURN(link.latency_s, Number(l, "latency_s", 0, where));
-      if (link.bytes_per_s <= 0) return Fail(where + ": 'bytes_per_s' must be positive");
-      if (l.contains("queue")) {
-        if (!l["queue"].is_string() || l["queue"].get<std::string>().empty()) {
-          return Fail(where + ": 'queue' must be a non-empty string");
-        }
-        link.queue = l["queue"].get<std::string>();
-        if (t.FindDevice(link.queue) >= 0) {
-          return Fail(where + ": queue '" + link.queue + "' has the name of a device");
-        }
-      }
-      t.links.push_back(link);
-    }
+  BATON_ASSIGN_OR_RETURN(const json* links,
+                         internal::ListField(root, "links", ListNeed::kOptional, what));
+  for (size_t i = 0; i < links->size(); ++i) {
+    BATON_ASSIGN_OR_RETURN(TargetLink link, ParseLink((*links)[i], what, i, t));
+    t.links.push_back(std::move(link));
   }
   return t;
 }

@@ -1,5 +1,6 @@
-// Load-time checks (prepare), workspace sizing and registration of the
-// reference kernels; in-place execution and run-time errors.
+// Load-time checks (prepare) and workspace sizing of the reference kernels;
+// in-place execution and run-time errors. Registration:
+// registry_reference_test.cc.
 
 #include <gtest/gtest.h>
 
@@ -54,19 +55,6 @@ size_t ConvWorkspace(const ConvArgs& a) {
   KernelHarness h;
   EXPECT_TRUE(PrepareConv(a, &h).ok());
   return h.workspace_bytes();
-}
-
-TEST(KernelRegistryTest, EveryOpForEveryDeviceKind) {
-  KernelRegistry registry;
-  ASSERT_TRUE(RegisterReferenceKernels(&registry).ok());
-  for (Op op : schema::EnumValuesOp()) {
-    for (schema::DeviceKind kind : schema::EnumValuesDeviceKind()) {
-      const Kernel* k = registry.Find(op, kind);
-      ASSERT_NE(k, nullptr) << schema::EnumNameOp(op) << " on " << schema::EnumNameDeviceKind(kind);
-      EXPECT_NE(k->prepare, nullptr) << schema::EnumNameOp(op);
-    }
-  }
-  EXPECT_FALSE(RegisterReferenceKernels(nullptr).ok());
 }
 
 TEST(ConvPrepareTest, AcceptsValidNode) {

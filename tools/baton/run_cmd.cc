@@ -51,21 +51,176 @@ bool MakeDirs(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Per input, its bytes for each inference.
+using InputData = std::vector<std::vector<std::string>>;
+// Per inference, the bytes of each output.
+using OutputData = std::vector<std::vector<std::vector<uint8_t>>>;
+
+// Host memory for one inference's outputs.
+struct OutputBuffers {
+  explicit OutputBuffers(const PlanView& view)
+      : bytes(view.num_outputs()), buffers(view.num_outputs()) {
+    for (uint32_t o = 0; o < view.num_outputs(); ++o) {
+      bytes[o].resize(view.output(o)->bytes());
+      buffers[o] = {bytes[o].data(), bytes[o].size()};
+    }
+  }
+  OutputBuffers(const OutputBuffers&) = delete;
+  OutputBuffers& operator=(const OutputBuffers&) = delete;
+  Span<const Buffer> span() const { return {buffers.data(), buffers.size()}; }
+
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<Buffer> buffers;
+};
+
+planner::Check SelectIsa(const std::string& name) {
+  if (name == "auto") return {};
+  bool selected = false;
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (name == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
+  }
+  if (!selected) {
+    return planner::Fail("--isa " + name + ": not available in this build on this CPU (active: " +
+                         KernelIsaName(ActiveKernelIsa()) + ")");
+  }
+  return {};
+}
+
+// Inputs: NAME=FILE.npy for every plan input; a file may carry one extra
+// leading dimension of size `count`, giving each inference its own slice.
+planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<std::string>& specs,
+                                      int count) {
+  InputData input_data(view.num_inputs());
+  std::map<std::string, std::string> given;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
+    }
+    given[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+    const schema::Tensor* t = view.input(i);
+    const std::string name = t->name()->str();
+    auto it = given.find(name);
+    if (it == given.end()) return planner::Fail("missing --input " + name + "=FILE.npy");
+    BATON_ASSIGN_OR_RETURN(NpyArray array, planner::ReadNpy(it->second));
+    std::vector<int64_t> shape(t->shape()->begin(), t->shape()->end());
+    if (array.dtype != t->dtype()) {
+      return planner::Fail(it->second + ": dtype " + planner::DTypeName(array.dtype) +
+                           " does not match input '" + name + "' (" +
+                           planner::DTypeName(t->dtype()) + ")");
+    }
+    const std::string data(array.data.begin(), array.data.end());
+    if (array.shape == shape) {
+      input_data[i].assign(count, data);
+    } else {
+      std::vector<int64_t> batched = shape;
+      batched.insert(batched.begin(), count);
+      if (array.shape != batched) {
+        return planner::Fail(it->second + ": shape does not match input '" + name + "'");
+      }
+      for (int k = 0; k < count; ++k) {
+        input_data[i].push_back(data.substr(k * t->bytes(), t->bytes()));
+      }
+    }
+    given.erase(it);
+  }
+  if (!given.empty()) {
+    return planner::Fail("plan has no input named '" + given.begin()->first + "'");
+  }
+  return input_data;
+}
+
+// Pushes `count` inferences through the asynchronous API, collecting each
+// one's outputs when SetInput reports the pipeline full, then the rest.
+planner::Result<OutputData> RunInferences(Executor* executor, const PlanView& view,
+                                          const InputData& input_data, int count) {
+  OutputBuffers out(view);
+  OutputData results;
+  auto collect = [&]() -> Status {
+    BATON_RETURN_IF_ERROR(executor->Wait());
+    BATON_RETURN_IF_ERROR(executor->GetOutputs(out.span()));
+    results.push_back(out.bytes);
+    return Status::Ok();
+  };
+  Status status;
+  for (int k = 0; k < count; ++k) {
+    for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+      for (;;) {
+        status = executor->SetInput(i, input_data[i][k].data(), input_data[i][k].size());
+        if (status.code() != StatusCode::kBusy) break;
+        status = collect();
+        if (!status.ok()) break;
+      }
+      if (!status.ok()) break;
+    }
+    if (status.ok()) status = executor->Run();
+    if (!status.ok()) {
+      return planner::Fail(std::string("inference ") + std::to_string(k) + ": " + status.message());
+    }
+  }
+  executor->Flush();
+  while (status.ok() && executor->in_flight() > 0) status = collect();
+  if (!status.ok()) {
+    return planner::Fail(std::string("inference failed: ") + StatusCodeName(status.code()) + ": " +
+                         status.message());
+  }
+  return results;
+}
+
+// Times `repeat` synchronous runs on each input's first slice and prints the
+// median and minimum latency.
+planner::Check TimeRuns(Executor* executor, const PlanView& view, const InputData& input_data,
+                        int repeat) {
+  std::vector<ConstBuffer> in_buffers;
+  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+    in_buffers.push_back({input_data[i][0].data(), input_data[i][0].size()});
+  }
+  OutputBuffers out(view);
+  std::vector<double> ms;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    Status status = executor->Invoke({in_buffers.data(), in_buffers.size()}, out.span());
+    auto end = std::chrono::steady_clock::now();
+    if (!status.ok()) return planner::Fail(std::string("repeat: ") + status.message());
+    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("latency over %d runs: median %.3f ms, min %.3f ms (kernels: %s)\n", repeat,
+              ms[ms.size() / 2], ms[0], KernelIsaName(ActiveKernelIsa()));
+  return {};
+}
+
+// DIR/<output>.npy, or DIR/<inference>/<output>.npy when `per_inference`.
+planner::Check WriteOutputs(const PlanView& view, const OutputData& results,
+                            const std::string& output_dir, bool per_inference) {
+  if (!MakeDirs(output_dir)) return planner::Fail(output_dir + ": cannot create directory");
+  for (size_t k = 0; k < results.size(); ++k) {
+    std::string dir = output_dir;
+    if (per_inference) {
+      dir += "/" + std::to_string(k);
+      if (!MakeDirs(dir)) return planner::Fail(dir + ": cannot create directory");
+    }
+    for (uint32_t o = 0; o < view.num_outputs(); ++o) {
+      const schema::Tensor* t = view.output(o);
+      NpyArray array;
+      array.dtype = t->dtype();
+      array.shape.assign(t->shape()->begin(), t->shape()->end());
+      array.data = results[k][o];
+      BATON_TRY(planner::WriteNpy(dir + "/" + FileName(t->name()->str()) + ".npy", array));
+    }
+  }
+  return {};
+}
+
 int RunRun(const RunArgs& a) {
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "baton run: %s\n", message.c_str());
     return 1;
   };
-  if (a.isa != "auto") {
-    bool selected = false;
-    for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
-      if (a.isa == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
-    }
-    if (!selected) {
-      return fail("--isa " + a.isa + ": not available in this build on this CPU (active: " +
-                  KernelIsaName(ActiveKernelIsa()) + ")");
-    }
-  }
+  planner::Check isa = SelectIsa(a.isa);
+  if (!isa.ok()) return fail(isa.error());
   auto bytes = planner::ReadFile(a.plan);
   if (!bytes.ok()) return fail(bytes.error());
   linux_port::AlignedBytes plan_bytes(bytes.value().data(), bytes.value().size());
@@ -73,43 +228,9 @@ int RunRun(const RunArgs& a) {
   LoadError error;
   Status status = PlanView::Load(plan_bytes.data(), plan_bytes.size(), &view, &error);
   if (!status.ok()) return fail(a.plan + ": " + error.text);
-
-  // Inputs: NAME=FILE.npy; a file may carry one extra leading dimension of
-  // size --inferences, giving each inference its own slice.
   const int count = a.inferences > 0 ? a.inferences : 1;
-  std::vector<std::vector<std::string>> input_data(view.num_inputs());
-  std::map<std::string, std::string> given;
-  for (const std::string& spec : a.inputs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos) return fail("--input '" + spec + "': expected NAME=FILE.npy");
-    given[spec.substr(0, eq)] = spec.substr(eq + 1);
-  }
-  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
-    const schema::Tensor* t = view.input(i);
-    const std::string name = t->name()->str();
-    auto it = given.find(name);
-    if (it == given.end()) return fail("missing --input " + name + "=FILE.npy");
-    auto array = planner::ReadNpy(it->second);
-    if (!array.ok()) return fail(array.error());
-    std::vector<int64_t> shape(t->shape()->begin(), t->shape()->end());
-    if (array.value().dtype != t->dtype()) {
-      return fail(it->second + ": dtype " + planner::DTypeName(array.value().dtype) +
-                  " does not match input '" + name + "' (" + planner::DTypeName(t->dtype()) + ")");
-    }
-    const std::string& data = std::string(array.value().data.begin(), array.value().data.end());
-    if (array.value().shape == shape) {
-      input_data[i].assign(count, data);
-    } else {
-      std::vector<int64_t> batched = shape;
-      batched.insert(batched.begin(), count);
-      if (array.value().shape != batched) {
-        return fail(it->second + ": shape does not match input '" + name + "'");
-      }
-      for (int k = 0; k < count; ++k) input_data[i].push_back(data.substr(k * t->bytes(), t->bytes()));
-    }
-    given.erase(it);
-  }
-  if (!given.empty()) return fail("plan has no input named '" + given.begin()->first + "'");
+  planner::Result<InputData> input_data = ReadInputs(view, a.inputs, count);
+  if (!input_data.ok()) return fail(input_data.error());
 
   linux_port::Arenas arenas(view);
   if (!arenas.ok()) return fail(a.plan + ": cannot allocate the plan's arenas");
@@ -124,83 +245,17 @@ int RunRun(const RunArgs& a) {
   if (!status.ok()) return fail(a.plan + ": " + error.text);
   if (!port.Start(executor.get()).ok()) return fail("cannot start queue threads");
 
-  std::vector<std::vector<uint8_t>> outputs(view.num_outputs());
-  std::vector<Buffer> out_buffers(view.num_outputs());
-  for (uint32_t o = 0; o < view.num_outputs(); ++o) {
-    outputs[o].resize(view.output(o)->bytes());
-    out_buffers[o] = {outputs[o].data(), outputs[o].size()};
-  }
-  std::vector<std::vector<std::vector<uint8_t>>> results;  // [inference][output]
-  auto collect = [&]() -> Status {
-    BATON_RETURN_IF_ERROR(executor->Wait());
-    BATON_RETURN_IF_ERROR(executor->GetOutputs({out_buffers.data(), out_buffers.size()}));
-    results.push_back(outputs);
-    return Status::Ok();
-  };
-  for (int k = 0; k < count; ++k) {
-    for (uint32_t i = 0; i < view.num_inputs(); ++i) {
-      for (;;) {
-        status = executor->SetInput(i, input_data[i][k].data(), input_data[i][k].size());
-        if (status.code() != StatusCode::kBusy) break;
-        status = collect();
-        if (!status.ok()) break;
-      }
-      if (!status.ok()) break;
-    }
-    if (status.ok()) status = executor->Run();
-    if (!status.ok()) {
-      port.Stop();
-      return fail(std::string("inference ") + std::to_string(k) + ": " + status.message());
-    }
-  }
-  executor->Flush();
-  while (status.ok() && executor->in_flight() > 0) status = collect();
-  if (!status.ok()) {
-    port.Stop();
-    return fail(std::string("inference failed: ") + StatusCodeName(status.code()) + ": " + status.message());
-  }
-
-  if (a.repeat > 0) {
-    std::vector<ConstBuffer> in_buffers;
-    for (uint32_t i = 0; i < view.num_inputs(); ++i) {
-      in_buffers.push_back({input_data[i][0].data(), input_data[i][0].size()});
-    }
-    std::vector<double> ms;
-    for (int r = 0; r < a.repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      status = executor->Invoke({in_buffers.data(), in_buffers.size()}, {out_buffers.data(), out_buffers.size()});
-      auto end = std::chrono::steady_clock::now();
-      if (!status.ok()) {
-        port.Stop();
-        return fail(std::string("repeat: ") + status.message());
-      }
-      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    std::printf("latency over %d runs: median %.3f ms, min %.3f ms (kernels: %s)\n", a.repeat,
-                ms[ms.size() / 2], ms[0], KernelIsaName(ActiveKernelIsa()));
-  }
+  planner::Result<OutputData> results = RunInferences(executor.get(), view, *input_data, count);
+  planner::Check timed;
+  if (results.ok() && a.repeat > 0) timed = TimeRuns(executor.get(), view, *input_data, a.repeat);
   port.Stop();
+  if (!results.ok()) return fail(results.error());
+  if (!timed.ok()) return fail(timed.error());
 
-  if (!MakeDirs(a.output_dir)) return fail(a.output_dir + ": cannot create directory");
-  for (size_t k = 0; k < results.size(); ++k) {
-    std::string dir = a.output_dir;
-    if (a.inferences > 0) {
-      dir += "/" + std::to_string(k);
-      if (!MakeDirs(dir)) return fail(dir + ": cannot create directory");
-    }
-    for (uint32_t o = 0; o < view.num_outputs(); ++o) {
-      const schema::Tensor* t = view.output(o);
-      NpyArray array;
-      array.dtype = t->dtype();
-      array.shape.assign(t->shape()->begin(), t->shape()->end());
-      array.data = results[k][o];
-      auto written = planner::WriteNpy(dir + "/" + FileName(t->name()->str()) + ".npy", array);
-      if (!written.ok()) return fail(written.error());
-    }
-  }
+  planner::Check written = WriteOutputs(view, *results, a.output_dir, a.inferences > 0);
+  if (!written.ok()) return fail(written.error());
   if (a.repeat == 0) {
-    std::printf("ran %zu inference(s); outputs in %s\n", results.size(), a.output_dir.c_str());
+    std::printf("ran %zu inference(s); outputs in %s\n", results->size(), a.output_dir.c_str());
   }
   return 0;
 }

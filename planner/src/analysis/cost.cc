@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "baton/planner/ops/op_def.h"
+#include "ops/op_util.h"
+
 namespace baton::planner {
 namespace {
 
@@ -13,63 +16,17 @@ double Elements(const schema::Tensor* t) {
   return count;
 }
 
-const schema::Tensor* Input(const schema::Plan& plan, const schema::Node* node, uint32_t index) {
-  if (node->inputs() == nullptr || index >= node->inputs()->size()) return nullptr;
-  const int32_t t = node->inputs()->Get(index);
-  return t < 0 ? nullptr : plan.tensors()->Get(static_cast<uint32_t>(t));
-}
-
-double Dim(const schema::Tensor* t, int index) {
-  if (t == nullptr || t->shape() == nullptr) return 0;
-  const int rank = static_cast<int>(t->shape()->size());
-  if (index < 0) index += rank;
-  if (index < 0 || index >= rank) return 0;
-  return static_cast<double>(t->shape()->Get(static_cast<uint32_t>(index)));
-}
-
-double ConvMacs(const schema::Plan& plan, const schema::Node* node, double out_elements) {
-  const schema::Tensor* x = Input(plan, node, 0);
-  const schema::Tensor* w = Input(plan, node, 1);
-  const schema::ConvParams* p = node->params_as_ConvParams();
-  const double group = p != nullptr && p->group() > 0 ? p->group() : 1;
-  double area = 1;
-  if (p != nullptr && p->kernel() != nullptr && p->kernel()->size() > 0) {
-    for (int32_t k : *p->kernel()) area *= k;
-  } else if (w != nullptr && w->shape() != nullptr) {
-    for (uint32_t d = 2; d < w->shape()->size(); ++d)
-      area *= static_cast<double>(w->shape()->Get(d));
-  }
-  return out_elements * (Dim(x, 1) / group) * area;
-}
-
-double MatrixMacs(const schema::Plan& plan, const schema::Node* node, double out_elements) {
-  const schema::Tensor* a = Input(plan, node, 0);
-  double k = Dim(a, -1);
-  if (node->op() == schema::Op::Gemm) {
-    const schema::GemmParams* p = node->params_as_GemmParams();
-    if (p != nullptr && p->trans_a()) k = Dim(a, 0);
-  }
-  return out_elements * k;
-}
-
 std::string Name(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
 }  // namespace
 
 double NodeMacs(const schema::Plan& plan, uint32_t index) {
   const schema::Node* node = plan.nodes()->Get(index);
-  if (node->op() == schema::Op::Copy) return 0;
   if (node->outputs() == nullptr || node->outputs()->size() == 0) return 0;
   const double out = Elements(plan.tensors()->Get(node->outputs()->Get(0)));
-  switch (node->op()) {
-    case schema::Op::Conv:
-      return ConvMacs(plan, node, out);
-    case schema::Op::Gemm:
-    case schema::Op::MatMul:
-      return MatrixMacs(plan, node, out);
-    default:
-      return out;
-  }
+  const OpDef* def = FindOp(node->op());
+  if (def == nullptr || def->macs == nullptr) return out;
+  return def->macs(plan, *node, out);
 }
 
 double NodeBytes(const schema::Plan& plan, uint32_t index) {
@@ -130,7 +87,7 @@ Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& 
     const uint32_t q = node->queue();
     const std::string node_name = "node '" + Name(node->name()) + "'";
     if (node->op() == schema::Op::Copy) {
-      const schema::Tensor* in = Input(plan, node, 0);
+      const schema::Tensor* in = internal::PlanInput(plan, *node, 0);
       const schema::Tensor* out = node->outputs() && node->outputs()->size() > 0
                                       ? plan.tensors()->Get(node->outputs()->Get(0))
                                       : nullptr;

@@ -19,7 +19,7 @@ constexpr size_t kConstantAlignment = 64;
 struct Indexing {
   std::vector<int> tensor;  // graph tensor -> plan tensor (-1: not emitted)
   std::vector<int> tensor_order;
-  std::vector<int> node;    // graph node -> plan node
+  std::vector<int> node;  // graph node -> plan node
 };
 
 Indexing Index(const Program& p) {
@@ -27,9 +27,13 @@ Indexing Index(const Program& p) {
   Indexing ix;
   std::vector<bool> used(g.tensors.size(), false);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    for (int t : RuntimeInputs(g, g.nodes[n])) if (t >= 0) used[t] = true;
+    for (int t : RuntimeInputs(g, g.nodes[n])) {
+      if (t >= 0) used[t] = true;
+    }
     for (int t : g.nodes[n].outputs) used[t] = true;
-    if (n < p.workspace.size()) for (int t : p.workspace[n]) used[t] = true;
+    if (n < p.workspace.size()) {
+      for (int t : p.workspace[n]) used[t] = true;
+    }
   }
   for (int t : g.inputs) used[t] = true;
   for (int t : g.outputs) used[t] = true;
@@ -44,44 +48,52 @@ Indexing Index(const Program& p) {
   return ix;
 }
 
-}  // namespace
-
-std::string MacroName(const std::string& name) {
-  std::string out;
-  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
-  return out;
-}
-
-Result<std::string> EmitPlan(const Program& p) {
-  const Graph& g = p.graph;
-  if (p.order.size() != g.nodes.size()) return Fail("internal: plan emitted before scheduling");
-  Indexing ix = Index(p);
-  flatbuffers::FlatBufferBuilder b(1 << 16);
-
-  // Constants first (their offsets are needed by the tensors).
+// The constants' bytes, each aligned for the kernels that read them in place;
+// sets *out_offset[t] for each constant tensor t.
+std::vector<uint8_t> PackConstants(const Graph& g, const Indexing& ix,
+                                   std::vector<uint64_t>* out_offset) {
   std::vector<uint8_t> constants;
-  std::vector<uint64_t> constant_offset(g.tensors.size(), 0);
+  out_offset->assign(g.tensors.size(), 0);
   for (int t : ix.tensor_order) {
     const Tensor& tensor = g.tensors[t];
     if (!tensor.is_constant) continue;
-    constants.resize((constants.size() + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment);
-    constant_offset[t] = constants.size();
+    constants.resize((constants.size() + kConstantAlignment - 1) / kConstantAlignment *
+                     kConstantAlignment);
+    (*out_offset)[t] = constants.size();
     constants.insert(constants.end(), tensor.data.begin(), tensor.data.end());
   }
+  return constants;
+}
 
+using Builder = flatbuffers::FlatBufferBuilder;
+
+std::vector<flatbuffers::Offset<schema::Domain>> EmitDomains(Builder& b, const Program& p) {
   std::vector<flatbuffers::Offset<schema::Domain>> domains;
   for (size_t d = 0; d < p.target.domains.size(); ++d) {
     const TargetDomain& dom = p.target.domains[d];
     uint64_t bytes = d < p.domain_report.size() ? p.domain_report[d].arena_bytes : 0;
     domains.push_back(schema::CreateDomainDirect(b, dom.name.c_str(), bytes, dom.alignment));
   }
+  return domains;
+}
+
+std::vector<flatbuffers::Offset<schema::Queue>> EmitQueues(Builder& b, const Program& p,
+                                                           const Indexing& ix) {
   std::vector<flatbuffers::Offset<schema::Queue>> queues;
   for (size_t q = 0; q < p.queues.size(); ++q) {
     std::vector<uint32_t> qd(p.queues[q].domains.begin(), p.queues[q].domains.end());
     std::vector<uint32_t> program;
     for (int n : p.programs[q]) program.push_back(static_cast<uint32_t>(ix.node[n]));
-    queues.push_back(schema::CreateQueueDirect(b, p.queues[q].name.c_str(), p.queues[q].kind, &qd, &program));
+    queues.push_back(
+        schema::CreateQueueDirect(b, p.queues[q].name.c_str(), p.queues[q].kind, &qd, &program));
   }
+  return queues;
+}
+
+std::vector<flatbuffers::Offset<schema::Tensor>> EmitTensors(
+    Builder& b, const Program& p, const Indexing& ix,
+    const std::vector<uint64_t>& constant_offset) {
+  const Graph& g = p.graph;
   std::vector<flatbuffers::Offset<schema::Tensor>> tensors;
   for (int t : ix.tensor_order) {
     const Tensor& tensor = g.tensors[t];
@@ -99,43 +111,81 @@ Result<std::string> EmitPlan(const Program& p) {
                                                  tensor.bytes(), schema::Storage::Arena, domain,
                                                  place.offset, place.slots, place.slot_stride));
   }
+  return tensors;
+}
+
+// The node's waits in plan indices, sorted so that the plan does not depend
+// on the order the passes added them in.
+std::vector<schema::Wait> PlanWaits(const Program& p, const Indexing& ix, int n) {
+  std::vector<schema::Wait> waits;
+  for (const WaitEdge& w : p.waits[n]) {
+    waits.emplace_back(static_cast<uint32_t>(ix.node[w.node]), static_cast<uint32_t>(w.lag));
+  }
+  std::sort(waits.begin(), waits.end(), [](const schema::Wait& a, const schema::Wait& c) {
+    return a.node() != c.node() ? a.node() < c.node() : a.lag() < c.lag();
+  });
+  return waits;
+}
+
+Result<flatbuffers::Offset<schema::Node>> EmitNode(Builder& b, const Program& p, const Indexing& ix,
+                                                   int n) {
+  const Graph& g = p.graph;
+  const Node& node = g.nodes[n];
+  BATON_ASSIGN_OR_RETURN(schema::Op op, OpFromName(node.op));
+  BATON_ASSIGN_OR_RETURN(LoweredParams params, LowerParams(&b, g, node));
+  std::vector<int32_t> inputs;
+  for (int t : RuntimeInputs(g, node)) inputs.push_back(t < 0 ? -1 : ix.tensor[t]);
+  std::vector<uint32_t> outputs;
+  for (int t : node.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
+  std::vector<uint32_t> workspace;
+  if (static_cast<size_t>(n) < p.workspace.size()) {
+    for (int t : p.workspace[n]) workspace.push_back(static_cast<uint32_t>(ix.tensor[t]));
+  }
+  std::vector<schema::Wait> waits = PlanWaits(p, ix, n);
+  const int q = p.node_queue[n];
+  uint32_t position = 0;
+  for (size_t k = 0; k < p.programs[q].size(); ++k) {
+    if (p.programs[q][k] == n) position = static_cast<uint32_t>(k);
+  }
+  return schema::CreateNodeDirect(b, node.name.c_str(), op, static_cast<uint32_t>(q), position,
+                                  static_cast<uint32_t>(p.node_stage[n]), &inputs, &outputs,
+                                  &workspace, &waits, params.type, params.offset);
+}
+
+}  // namespace
+
+std::string MacroName(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
+  }
+  return out;
+}
+
+// The builder lays objects out in the order they are created, so the order
+// below (domains, queues, tensors, nodes, then the plan with its constants)
+// is part of the plan's bytes.
+Result<std::string> EmitPlan(const Program& p) {
+  const Graph& g = p.graph;
+  if (p.order.size() != g.nodes.size()) return Fail("internal: plan emitted before scheduling");
+  Indexing ix = Index(p);
+  Builder b(1 << 16);
+  std::vector<uint64_t> constant_offset;
+  std::vector<uint8_t> constants = PackConstants(g, ix, &constant_offset);
+  auto domains = EmitDomains(b, p);
+  auto queues = EmitQueues(b, p, ix);
+  auto tensors = EmitTensors(b, p, ix, constant_offset);
   std::vector<flatbuffers::Offset<schema::Node>> nodes;
   for (int n : p.order) {
-    const Node& node = g.nodes[n];
-    BATON_ASSIGN_OR_RETURN(schema::Op op, OpFromName(node.op));
-    BATON_ASSIGN_OR_RETURN(LoweredParams params, LowerParams(&b, g, node));
-    std::vector<int32_t> inputs;
-    for (int t : RuntimeInputs(g, node)) inputs.push_back(t < 0 ? -1 : ix.tensor[t]);
-    std::vector<uint32_t> outputs;
-    for (int t : node.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
-    std::vector<uint32_t> workspace;
-    if (static_cast<size_t>(n) < p.workspace.size()) {
-      for (int t : p.workspace[n]) workspace.push_back(static_cast<uint32_t>(ix.tensor[t]));
-    }
-    std::vector<schema::Wait> waits;
-    for (const WaitEdge& w : p.waits[n]) {
-      waits.emplace_back(static_cast<uint32_t>(ix.node[w.node]), static_cast<uint32_t>(w.lag));
-    }
-    std::sort(waits.begin(), waits.end(), [](const schema::Wait& a, const schema::Wait& c) {
-      return a.node() != c.node() ? a.node() < c.node() : a.lag() < c.lag();
-    });
-    const int q = p.node_queue[n];
-    uint32_t position = 0;
-    for (size_t k = 0; k < p.programs[q].size(); ++k) {
-      if (p.programs[q][k] == n) position = static_cast<uint32_t>(k);
-    }
-    nodes.push_back(schema::CreateNodeDirect(b, node.name.c_str(), op, static_cast<uint32_t>(q),
-                                             position, static_cast<uint32_t>(p.node_stage[n]),
-                                             &inputs, &outputs, &workspace, &waits, params.type,
-                                             params.offset));
+    BATON_ASSIGN_OR_RETURN(flatbuffers::Offset<schema::Node> node, EmitNode(b, p, ix, n));
+    nodes.push_back(node);
   }
   std::vector<uint32_t> inputs, outputs;
   for (int t : g.inputs) inputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
   for (int t : g.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
-  auto plan = schema::CreatePlanDirect(b, kPlanFormatVersion, g.name.c_str(),
-                                       static_cast<uint32_t>(p.in_flight), &domains, &queues,
-                                       &tensors, &nodes, &inputs, &outputs,
-                                       constants.empty() ? nullptr : &constants);
+  auto plan = schema::CreatePlanDirect(
+      b, kPlanFormatVersion, g.name.c_str(), static_cast<uint32_t>(p.in_flight), &domains, &queues,
+      &tensors, &nodes, &inputs, &outputs, constants.empty() ? nullptr : &constants);
   schema::FinishPlanBuffer(b, plan);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -222,14 +272,17 @@ std::string EmitReport(const Program& p, const std::string& source) {
   for (size_t q = 0; q < p.queues.size(); ++q) {
     int nodes = 0, copies = 0;
     for (int n : p.programs[q]) (p.graph.nodes[n].op == kCopyOp ? copies : nodes)++;
-    devices[p.queues[q].name] = {{"kind", DeviceKindName(p.queues[q].kind)}, {"nodes", nodes},
-                                 {"copies", copies}};
+    devices[p.queues[q].name] = {
+        {"kind", DeviceKindName(p.queues[q].kind)}, {"nodes", nodes}, {"copies", copies}};
   }
   r["devices"] = devices;
   nlohmann::ordered_json fallbacks = nlohmann::ordered_json::array();
   for (const Fallback& f : p.fallbacks) {
-    fallbacks.push_back({{"node", f.node}, {"op", f.op}, {"requested", f.requested},
-                         {"placed", f.placed}, {"reason", f.reason}});
+    fallbacks.push_back({{"node", f.node},
+                         {"op", f.op},
+                         {"requested", f.requested},
+                         {"placed", f.placed},
+                         {"reason", f.reason}});
   }
   r["fallbacks"] = fallbacks;
   r["warnings"] = p.warnings;
@@ -238,25 +291,28 @@ std::string EmitReport(const Program& p, const std::string& source) {
 }
 
 std::string EmitDot(const Program& p) {
-  static const char* kColors[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3",
-                                  "#b3de69", "#fccde5", "#d9d9d9"};
+  static const char* kColors[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072",
+                                  "#80b1d3", "#b3de69", "#fccde5", "#d9d9d9"};
   const Graph& g = p.graph;
   std::ostringstream o;
-  o << "digraph \"" << g.name << "\" {\n  rankdir=TB;\n  node [style=filled, fontname=Helvetica];\n";
+  o << "digraph \"" << g.name
+    << "\" {\n  rankdir=TB;\n  node [style=filled, fontname=Helvetica];\n";
   for (size_t q = 0; q < p.queues.size(); ++q) {
     o << "  subgraph \"cluster_" << p.queues[q].name << "\" { label=\"" << p.queues[q].name << " ("
       << DeviceKindName(p.queues[q].kind) << ")\"; color=\"" << kColors[q % 8] << "\";\n";
     for (int n : p.programs[q]) {
       const Node& node = g.nodes[n];
       bool copy = node.op == kCopyOp;
-      o << "    n" << n << " [label=\"" << node.name << "\\n" << node.op << " s" << p.node_stage[n]
-        << "\", fillcolor=\"" << kColors[q % 8] << "\"" << (copy ? ", shape=box, style=\"filled,dashed\"" : "")
-        << "];\n";
+      o << "    n" << n << " [label=\"" << node.name << "\\n"
+        << node.op << " s" << p.node_stage[n] << "\", fillcolor=\"" << kColors[q % 8] << "\""
+        << (copy ? ", shape=box, style=\"filled,dashed\"" : "") << "];\n";
     }
     o << "  }\n";
   }
   std::vector<int> producer = g.Producers();
-  for (int t : g.inputs) o << "  t" << t << " [label=\"" << g.tensors[t].name << "\", shape=plaintext, style=\"\"];\n";
+  for (int t : g.inputs) {
+    o << "  t" << t << " [label=\"" << g.tensors[t].name << "\", shape=plaintext, style=\"\"];\n";
+  }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int t : g.nodes[n].inputs) {
       if (t < 0 || g.tensors[t].is_constant) continue;

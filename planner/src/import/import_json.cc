@@ -1,16 +1,17 @@
 #include "baton/planner/import/import_json.h"
 
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "baton/planner/import/import_onnx.h"
-#include "baton/planner/io/npy.h"
 #include "baton/planner/import/shapes.h"
+#include "baton/planner/io/npy.h"
+#include "import/json_fields.h"
 
 namespace baton::planner {
 namespace {
 
-using json = nlohmann::json;
+using internal::json;
+using internal::ListNeed;
 
 void FlattenNumbers(const json& v, std::vector<const json*>* out) {
   if (v.is_array()) {
@@ -97,148 +98,173 @@ std::string Join(const std::string& dir, const std::string& file) {
   return dir + "/" + file;
 }
 
-Result<std::string> Name(const json& obj, const std::string& where) {
-  if (!obj.is_object() || !obj.contains("name") || !obj["name"].is_string() ||
-      obj["name"].get<std::string>().empty()) {
-    return Fail(where + ": needs a non-empty string 'name'");
+// An initializer's value from its .npy file; a declared dtype or shape must
+// agree with the file's.
+Check ReadInitializerFile(const json& init, const std::string& base_dir, const std::string& where,
+                          Tensor* t) {
+  if (!init["file"].is_string()) return Fail(where + ": 'file' must be a string");
+  BATON_ASSIGN_OR_RETURN(NpyArray arr, ReadNpy(Join(base_dir, init["file"].get<std::string>())));
+  t->dtype = arr.dtype;
+  t->shape = arr.shape;
+  t->data = std::move(arr.data);
+  if (init.contains("dtype")) {
+    BATON_ASSIGN_OR_RETURN(DType declared, ParseDTypeField(init, where));
+    if (declared != t->dtype) return Fail(where + ": dtype does not match the .npy file");
   }
-  return obj["name"].get<std::string>();
+  if (init.contains("shape")) {
+    BATON_ASSIGN_OR_RETURN(std::vector<int64_t> declared, ParseShape(init["shape"], where));
+    if (declared != t->shape) return Fail(where + ": shape does not match the .npy file");
+  }
+  return {};
+}
+
+// An initializer's value: inline "data" with "shape" (and "dtype"), or a
+// .npy "file".
+Check FillInitializer(const json& init, const std::string& base_dir, const std::string& where,
+                      Tensor* t) {
+  t->is_constant = true;
+  if (init.contains("file")) return ReadInitializerFile(init, base_dir, where, t);
+  if (!init.contains("shape")) return Fail(where + ": needs 'shape'");
+  BATON_ASSIGN_OR_RETURN(t->dtype, ParseDTypeField(init, where));
+  BATON_ASSIGN_OR_RETURN(t->shape, ParseShape(init["shape"], where));
+  if (!init.contains("data")) return Fail(where + ": needs 'data' or 'file'");
+  return FillInline(init["data"], t, where);
+}
+
+Check FillInput(const json& in, const std::string& where, Tensor* t) {
+  BATON_ASSIGN_OR_RETURN(t->dtype, ParseDTypeField(in, where));
+  if (!in.contains("shape")) return Fail(where + ": needs 'shape'");
+  BATON_ASSIGN_OR_RETURN(t->shape, ParseShape(in["shape"], where));
+  return {};
+}
+
+// Adds a tensor of known shape for every entry of the list `key` ("inputs",
+// whose entries errors call `kind`, "input"): a new name, then
+// `fill(entry, where, &tensor)`. Returns the new tensors' indices.
+template <typename Fill>
+Result<std::vector<int>> AddTensors(const json& root, const char* key, ListNeed need,
+                                    const char* kind, const std::string& what, Graph* g,
+                                    Fill fill) {
+  BATON_ASSIGN_OR_RETURN(const json* list, internal::ListField(root, key, need, what));
+  std::vector<int> added;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& entry = (*list)[i];
+    BATON_ASSIGN_OR_RETURN(internal::NamedEntry e,
+                           internal::ReadNamedEntry(entry, what, key, i, kind, true));
+    if (g->FindTensor(e.name) >= 0) return Fail(e.where + ": duplicate tensor name");
+    Tensor t;
+    t.name = e.name;
+    BATON_TRY(fill(entry, e.where, &t));
+    t.shape_known = true;
+    added.push_back(g->AddTensor(std::move(t)));
+  }
+  return added;
+}
+
+// Adds every node's output tensors before any node is read, so inputs can
+// name later nodes' outputs (Validate reports cycles and dangling names
+// clearly).
+Check DeclareNodeOutputs(const json& nodes, const std::string& what, Graph* g) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const json& jn = nodes[i];
+    BATON_ASSIGN_OR_RETURN(internal::NamedEntry e,
+                           internal::ReadNamedEntry(jn, what, "nodes", i, "node", true));
+    if (!jn.contains("outputs") || !jn["outputs"].is_array() || jn["outputs"].empty()) {
+      return Fail(e.where + ": 'outputs' must be a non-empty list of names");
+    }
+    for (const json& o : jn["outputs"]) {
+      if (!o.is_string()) return Fail(e.where + ": output names must be strings");
+      if (g->FindTensor(o.get<std::string>()) >= 0) {
+        return Fail(e.where + ": output '" + o.get<std::string>() +
+                    "' is already produced by another node, an input or an initializer");
+      }
+      Tensor t;
+      t.name = o.get<std::string>();
+      g->AddTensor(std::move(t));
+    }
+  }
+  return {};
+}
+
+// A node whose names DeclareNodeOutputs has checked.
+Result<Node> ReadNode(const json& jn, const Graph& g, const std::string& what) {
+  Node n;
+  n.name = jn["name"].get<std::string>();
+  const std::string where = what + ": node '" + n.name + "'";
+  if (!jn.contains("op") || !jn["op"].is_string()) return Fail(where + ": needs a string 'op'");
+  n.op = jn["op"].get<std::string>();
+  BATON_ASSIGN_OR_RETURN(const json* inputs,
+                         internal::ListField(jn, "inputs", ListNeed::kOptional, where));
+  for (const json& in : *inputs) {
+    if (in.is_null() || (in.is_string() && in.get<std::string>().empty())) {
+      n.inputs.push_back(-1);
+      continue;
+    }
+    if (!in.is_string()) return Fail(where + ": input names must be strings");
+    int t = g.FindTensor(in.get<std::string>());
+    if (t < 0) {
+      return Fail(where + ": input '" + in.get<std::string>() +
+                  "' is not a graph input, an initializer or any node's output");
+    }
+    n.inputs.push_back(t);
+  }
+  for (const json& o : jn["outputs"]) n.outputs.push_back(g.FindTensor(o.get<std::string>()));
+  if (jn.contains("attrs")) {
+    if (!jn["attrs"].is_object()) return Fail(where + ": 'attrs' must be an object");
+    for (auto it = jn["attrs"].begin(); it != jn["attrs"].end(); ++it) {
+      BATON_ASSIGN_OR_RETURN(Attr a,
+                             ParseAttr(it.value(), where + ": attribute '" + it.key() + "'"));
+      n.attrs[it.key()] = std::move(a);
+    }
+  }
+  if (jn.contains("device")) {
+    if (!jn["device"].is_string()) return Fail(where + ": 'device' must be a string");
+    n.device = jn["device"].get<std::string>();
+  }
+  return n;
+}
+
+Check ReadNodes(const json& root, const std::string& what, Graph* g) {
+  BATON_ASSIGN_OR_RETURN(const json* nodes,
+                         internal::ListField(root, "nodes", ListNeed::kRequired, what));
+  BATON_TRY(DeclareNodeOutputs(*nodes, what, g));
+  for (const json& jn : *nodes) {
+    BATON_ASSIGN_OR_RETURN(Node n, ReadNode(jn, *g, what));
+    g->nodes.push_back(std::move(n));
+  }
+  return {};
+}
+
+Check ReadOutputs(const json& root, const std::string& what, Graph* g) {
+  if (!root.contains("outputs") || !root["outputs"].is_array() || root["outputs"].empty()) {
+    return Fail(what + ": 'outputs' must be a non-empty list of tensor names");
+  }
+  for (const json& o : root["outputs"]) {
+    if (!o.is_string()) return Fail(what + ": output names must be strings");
+    int t = g->FindTensor(o.get<std::string>());
+    if (t < 0) return Fail(what + ": graph output '" + o.get<std::string>() + "' is not defined");
+    g->outputs.push_back(t);
+  }
+  return {};
 }
 
 }  // namespace
 
 Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_dir,
                              const std::string& what) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return Fail(what + ": invalid JSON: " + e.what());
-  }
-  if (!root.is_object()) return Fail(what + ": the graph must be a JSON object");
+  BATON_ASSIGN_OR_RETURN(json root, internal::ParseJsonObject(text, what, "graph"));
   Graph g;
   g.name = root.value("name", "graph");
   // Initializers and inputs first, so nodes can refer to them by name.
-  if (root.contains("initializers")) {
-    if (!root["initializers"].is_array()) return Fail(what + ": 'initializers' must be a list");
-    for (size_t i = 0; i < root["initializers"].size(); ++i) {
-      const json& init = root["initializers"][i];
-      BATON_ASSIGN_OR_RETURN(std::string name, Name(init, what + ": initializers[" + std::to_string(i) + "]"));
-      std::string where = what + ": initializer '" + name + "'";
-      if (g.FindTensor(name) >= 0) return Fail(where + ": duplicate tensor name");
-      Tensor t;
-      t.name = name;
-      t.is_constant = true;
-      if (init.contains("file")) {
-        if (!init["file"].is_string()) return Fail(where + ": 'file' must be a string");
-        BATON_ASSIGN_OR_RETURN(NpyArray arr, ReadNpy(Join(base_dir, init["file"].get<std::string>())));
-        t.dtype = arr.dtype;
-        t.shape = arr.shape;
-        t.data = std::move(arr.data);
-        if (init.contains("dtype")) {
-          BATON_ASSIGN_OR_RETURN(DType declared, ParseDTypeField(init, where));
-          if (declared != t.dtype) return Fail(where + ": dtype does not match the .npy file");
-        }
-        if (init.contains("shape")) {
-          BATON_ASSIGN_OR_RETURN(std::vector<int64_t> declared, ParseShape(init["shape"], where));
-          if (declared != t.shape) return Fail(where + ": shape does not match the .npy file");
-        }
-      } else {
-        if (!init.contains("shape")) return Fail(where + ": needs 'shape'");
-        BATON_ASSIGN_OR_RETURN(t.dtype, ParseDTypeField(init, where));
-        BATON_ASSIGN_OR_RETURN(t.shape, ParseShape(init["shape"], where));
-        if (!init.contains("data")) return Fail(where + ": needs 'data' or 'file'");
-        BATON_TRY(FillInline(init["data"], &t, where));
-      }
-      t.shape_known = true;
-      g.AddTensor(std::move(t));
-    }
-  }
-  if (!root.contains("inputs") || !root["inputs"].is_array()) {
-    return Fail(what + ": 'inputs' must be a list");
-  }
-  for (size_t i = 0; i < root["inputs"].size(); ++i) {
-    const json& in = root["inputs"][i];
-    BATON_ASSIGN_OR_RETURN(std::string name, Name(in, what + ": inputs[" + std::to_string(i) + "]"));
-    std::string where = what + ": input '" + name + "'";
-    if (g.FindTensor(name) >= 0) return Fail(where + ": duplicate tensor name");
-    Tensor t;
-    t.name = name;
-    BATON_ASSIGN_OR_RETURN(t.dtype, ParseDTypeField(in, where));
-    if (!in.contains("shape")) return Fail(where + ": needs 'shape'");
-    BATON_ASSIGN_OR_RETURN(t.shape, ParseShape(in["shape"], where));
-    t.shape_known = true;
-    g.inputs.push_back(g.AddTensor(std::move(t)));
-  }
-  if (!root.contains("nodes") || !root["nodes"].is_array()) {
-    return Fail(what + ": 'nodes' must be a list");
-  }
-  // Pass 1: create every output tensor, so inputs can name later nodes'
-  // outputs (Validate reports cycles and dangling names clearly).
-  for (size_t i = 0; i < root["nodes"].size(); ++i) {
-    const json& jn = root["nodes"][i];
-    BATON_ASSIGN_OR_RETURN(std::string name, Name(jn, what + ": nodes[" + std::to_string(i) + "]"));
-    std::string where = what + ": node '" + name + "'";
-    if (!jn.contains("outputs") || !jn["outputs"].is_array() || jn["outputs"].empty()) {
-      return Fail(where + ": 'outputs' must be a non-empty list of names");
-    }
-    for (const json& o : jn["outputs"]) {
-      if (!o.is_string()) return Fail(where + ": output names must be strings");
-      if (g.FindTensor(o.get<std::string>()) >= 0) {
-        return Fail(where + ": output '" + o.get<std::string>() +
-                    "' is already produced by another node, an input or an initializer");
-      }
-      Tensor t;
-      t.name = o.get<std::string>();
-      g.AddTensor(std::move(t));
-    }
-  }
-  for (size_t i = 0; i < root["nodes"].size(); ++i) {
-    const json& jn = root["nodes"][i];
-    Node n;
-    n.name = jn["name"].get<std::string>();
-    std::string where = what + ": node '" + n.name + "'";
-    if (!jn.contains("op") || !jn["op"].is_string()) return Fail(where + ": needs a string 'op'");
-    n.op = jn["op"].get<std::string>();
-    if (jn.contains("inputs")) {
-      if (!jn["inputs"].is_array()) return Fail(where + ": 'inputs' must be a list");
-      for (const json& in : jn["inputs"]) {
-        if (in.is_null() || (in.is_string() && in.get<std::string>().empty())) {
-          n.inputs.push_back(-1);
-          continue;
-        }
-        if (!in.is_string()) return Fail(where + ": input names must be strings");
-        int t = g.FindTensor(in.get<std::string>());
-        if (t < 0) {
-          return Fail(where + ": input '" + in.get<std::string>() +
-                      "' is not a graph input, an initializer or any node's output");
-        }
-        n.inputs.push_back(t);
-      }
-    }
-    for (const json& o : jn["outputs"]) n.outputs.push_back(g.FindTensor(o.get<std::string>()));
-    if (jn.contains("attrs")) {
-      if (!jn["attrs"].is_object()) return Fail(where + ": 'attrs' must be an object");
-      for (auto it = jn["attrs"].begin(); it != jn["attrs"].end(); ++it) {
-        BATON_ASSIGN_OR_RETURN(Attr a, ParseAttr(it.value(), where + ": attribute '" + it.key() + "'"));
-        n.attrs[it.key()] = std::move(a);
-      }
-    }
-    if (jn.contains("device")) {
-      if (!jn["device"].is_string()) return Fail(where + ": 'device' must be a string");
-      n.device = jn["device"].get<std::string>();
-    }
-    g.nodes.push_back(std::move(n));
-  }
-  if (!root.contains("outputs") || !root["outputs"].is_array() || root["outputs"].empty()) {
-    return Fail(what + ": 'outputs' must be a non-empty list of tensor names");
-  }
-  for (const json& o : root["outputs"]) {
-    if (!o.is_string()) return Fail(what + ": output names must be strings");
-    int t = g.FindTensor(o.get<std::string>());
-    if (t < 0) return Fail(what + ": graph output '" + o.get<std::string>() + "' is not defined");
-    g.outputs.push_back(t);
-  }
+  auto fill_initializer = [&](const json& init, const std::string& where, Tensor* t) {
+    return FillInitializer(init, base_dir, where, t);
+  };
+  BATON_TRY(AddTensors(root, "initializers", ListNeed::kOptional, "initializer", what, &g,
+                       fill_initializer));
+  BATON_ASSIGN_OR_RETURN(
+      g.inputs, AddTensors(root, "inputs", ListNeed::kRequired, "input", what, &g, FillInput));
+  BATON_TRY(ReadNodes(root, what, &g));
+  BATON_TRY(ReadOutputs(root, what, &g));
   Check valid = Validate(g);
   if (!valid.ok()) return Fail(what + ": " + valid.error());
   Check shapes = InferShapes(&g);

@@ -49,13 +49,35 @@ bool UsesExternalData(const onnx::TensorProto& t) {
   return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0;
 }
 
+// Appends `values` as little-endian T; returns how many there were.
 template <typename T, typename Field>
-void AppendNarrowed(const Field& values, std::vector<uint8_t>* out) {
+size_t AppendNarrowed(const Field& values, std::vector<uint8_t>* out) {
+  size_t count = 0;
   for (auto v : values) {
     T narrow = static_cast<T>(v);
     const uint8_t* p = reinterpret_cast<const uint8_t*>(&narrow);
     out->insert(out->end(), p, p + sizeof(T));
+    ++count;
   }
+  return count;
+}
+
+// Appends the typed-field values of `proto` as `dtype`; returns their count.
+size_t AppendTypedData(const onnx::TensorProto& proto, DType dtype, std::vector<uint8_t>* out) {
+  switch (dtype) {
+    case DType::Float32:
+      return AppendNarrowed<float>(proto.float_data(), out);
+    case DType::Int64:
+      return AppendNarrowed<int64_t>(proto.int64_data(), out);
+    case DType::Int32:
+      return AppendNarrowed<int32_t>(proto.int32_data(), out);
+    // ONNX keeps 8-bit values widened in int32_data.
+    case DType::UInt8:
+      return AppendNarrowed<uint8_t>(proto.int32_data(), out);
+    case DType::Int8:
+      return AppendNarrowed<int8_t>(proto.int32_data(), out);
+  }
+  return 0;
 }
 
 // An initializer or Constant value as a constant tensor named `name`.
@@ -88,29 +110,7 @@ Result<Tensor> ConvertTensor(const onnx::TensorProto& proto, const std::string& 
     t.data.assign(raw.begin(), raw.end());  // ONNX raw data is little-endian
     return t;
   }
-  size_t count = 0;
-  switch (t.dtype) {
-    case DType::Float32:
-      count = static_cast<size_t>(proto.float_data_size());
-      AppendNarrowed<float>(proto.float_data(), &t.data);
-      break;
-    case DType::Int64:
-      count = static_cast<size_t>(proto.int64_data_size());
-      AppendNarrowed<int64_t>(proto.int64_data(), &t.data);
-      break;
-    case DType::Int32:
-      count = static_cast<size_t>(proto.int32_data_size());
-      AppendNarrowed<int32_t>(proto.int32_data(), &t.data);
-      break;
-    case DType::UInt8:
-      count = static_cast<size_t>(proto.int32_data_size());
-      AppendNarrowed<uint8_t>(proto.int32_data(), &t.data);
-      break;
-    case DType::Int8:
-      count = static_cast<size_t>(proto.int32_data_size());
-      AppendNarrowed<int8_t>(proto.int32_data(), &t.data);
-      break;
-  }
+  const size_t count = AppendTypedData(proto, t.dtype, &t.data);
   if (count != n) {
     return Fail("tensor '" + name + "' has " + std::to_string(count) + " values, its shape needs " +
                 std::to_string(n));
@@ -171,25 +171,109 @@ struct Declared {
   std::vector<int64_t> shape;
 };
 
+// A graph input that is not an initializer: it needs a static shape.
+Result<Tensor> InputTensor(const onnx::ValueInfoProto& input) {
+  const std::string& name = input.name();
+  if (!input.type().has_tensor_type()) return Fail("graph input '" + name + "' is not a tensor");
+  const auto& tt = input.type().tensor_type();
+  std::optional<DType> dtype = DTypeOf(tt.elem_type());
+  if (!dtype) {
+    return Fail("graph input '" + name + "' has unsupported data type " +
+                ElemTypeName(tt.elem_type()));
+  }
+  if (!tt.has_shape()) return Fail("graph input '" + name + "' has no shape");
+  Tensor t;
+  t.name = name;
+  t.dtype = *dtype;
+  t.shape_known = true;
+  for (int d = 0; d < tt.shape().dim_size(); ++d) {
+    const auto& dim = tt.shape().dim(d);
+    if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      const std::string what =
+          dim.has_dim_param() ? "symbolic dim '" + dim.dim_param() + "'" : "an unknown dim";
+      return Fail("graph input '" + name + "' has " + what + " at index " + std::to_string(d) +
+                  "; dynamic shapes are not supported, export with static input shapes");
+    }
+    t.shape.push_back(dim.dim_value());
+  }
+  return t;
+}
+
+// Node names: "<op>_<index>" for unnamed nodes; a suffix resolves clashes.
+std::vector<std::string> NodeNames(const onnx::GraphProto& g) {
+  std::set<std::string> taken;
+  for (const auto& node : g.node()) {
+    if (!node.name().empty()) taken.insert(node.name());
+  }
+  std::set<std::string> used;
+  std::vector<std::string> names;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    std::string name = node.name();
+    if (name.empty() || used.count(name)) {
+      const std::string base = (name.empty() ? node.op_type() : name) + "_" + std::to_string(i);
+      name = base;
+      for (int k = 1; used.count(name) || (taken.count(name) && name != node.name()); ++k) {
+        name = base + "_" + std::to_string(k);
+      }
+    }
+    used.insert(name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+// The value of a Constant node, whose single output is `name`.
+Result<Tensor> ConstantValue(const onnx::NodeProto& proto, const std::string& name,
+                             const std::string& where) {
+  const onnx::AttributeProto& a = proto.attribute(0);
+  if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
+    auto converted = ConvertTensor(a.t(), name);
+    if (!converted.ok()) return Fail(where + ": " + converted.error());
+    return converted;
+  }
+  Tensor t;
+  t.name = name;
+  t.is_constant = true;
+  t.shape_known = true;
+  if (a.name() == "value_float") {
+    AppendNarrowed<float>(std::vector<float>{a.f()}, &t.data);
+  } else if (a.name() == "value_floats") {
+    t.shape = {a.floats_size()};
+    AppendNarrowed<float>(a.floats(), &t.data);
+  } else if (a.name() == "value_int") {
+    t.dtype = DType::Int64;
+    AppendNarrowed<int64_t>(std::vector<int64_t>{a.i()}, &t.data);
+  } else if (a.name() == "value_ints") {
+    t.dtype = DType::Int64;
+    t.shape = {a.ints_size()};
+    AppendNarrowed<int64_t>(a.ints(), &t.data);
+  } else {
+    return Fail(where + ": unsupported Constant attribute '" + a.name() + "'");
+  }
+  return t;
+}
+
+// Softmax before opset 13 coerces its input to 2D at `axis` (default 1); the
+// IR has opset 13's single-axis Softmax, so make the axis explicit
+// (CheckLegacySoftmax checks the two agree once shapes are known).
+void AddLegacySoftmaxAxis(Node* node) {
+  if (node->FindAttr("axis") != nullptr) return;
+  Attr axis;
+  axis.kind = Attr::Kind::kInt;
+  axis.i = 1;
+  node->attrs["axis"] = axis;
+}
+
+// Builds the graph IR of an ONNX graph: tensors by name, then nodes in the
+// model's (topological) order.
 class Importer {
  public:
   Result<Graph> Run(const onnx::ModelProto& model, int64_t opset) {
     const onnx::GraphProto& g = model.graph();
     graph_.name = g.name();
-    for (const auto& init : g.initializer()) {
-      if (index_.count(init.name())) {
-        return Fail("initializer '" + init.name() + "' is defined twice");
-      }
-      BATON_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(init, init.name()));
-      Add(std::move(t));
-    }
-    for (const auto& input : g.input()) {
-      const int existing = Find(input.name());
-      if (existing >= 0 && graph_.tensors[existing].is_constant) continue;  // an initializer
-      if (existing >= 0) return Fail("graph input '" + input.name() + "' is listed twice");
-      BATON_ASSIGN_OR_RETURN(Tensor t, InputTensor(input));
-      graph_.inputs.push_back(Add(std::move(t)));
-    }
+    BATON_TRY(ImportInitializers(g));
+    BATON_TRY(ImportInputs(g));
     BATON_TRY(ImportNodes(g, opset));
     for (const auto& output : g.output()) {
       const int t = Find(output.name());
@@ -238,63 +322,34 @@ class Importer {
     if (StaticType(vi, &d.dtype, &d.shape)) declared_.push_back(std::move(d));
   }
 
-  Result<Tensor> InputTensor(const onnx::ValueInfoProto& input) {
-    const std::string& name = input.name();
-    if (!input.type().has_tensor_type()) return Fail("graph input '" + name + "' is not a tensor");
-    const auto& tt = input.type().tensor_type();
-    std::optional<DType> dtype = DTypeOf(tt.elem_type());
-    if (!dtype) {
-      return Fail("graph input '" + name + "' has unsupported data type " +
-                  ElemTypeName(tt.elem_type()));
-    }
-    if (!tt.has_shape()) return Fail("graph input '" + name + "' has no shape");
-    Tensor t;
-    t.name = name;
-    t.dtype = *dtype;
-    t.shape_known = true;
-    for (int d = 0; d < tt.shape().dim_size(); ++d) {
-      const auto& dim = tt.shape().dim(d);
-      if (!dim.has_dim_value() || dim.dim_value() < 0) {
-        const std::string what =
-            dim.has_dim_param() ? "symbolic dim '" + dim.dim_param() + "'" : "an unknown dim";
-        return Fail("graph input '" + name + "' has " + what + " at index " + std::to_string(d) +
-                    "; dynamic shapes are not supported, export with static input shapes");
+  Check ImportInitializers(const onnx::GraphProto& g) {
+    for (const auto& init : g.initializer()) {
+      if (index_.count(init.name())) {
+        return Fail("initializer '" + init.name() + "' is defined twice");
       }
-      t.shape.push_back(dim.dim_value());
+      BATON_ASSIGN_OR_RETURN(Tensor t, ConvertTensor(init, init.name()));
+      Add(std::move(t));
     }
-    return t;
+    return Check();
   }
 
-  // "<op>_<index>" for unnamed nodes; a suffix resolves clashes.
-  std::vector<std::string> NodeNames(const onnx::GraphProto& g) {
-    std::set<std::string> taken;
-    for (const auto& node : g.node()) {
-      if (!node.name().empty()) taken.insert(node.name());
+  // After the initializers: an input that is also an initializer is a constant.
+  Check ImportInputs(const onnx::GraphProto& g) {
+    for (const auto& input : g.input()) {
+      const int existing = Find(input.name());
+      if (existing >= 0 && graph_.tensors[existing].is_constant) continue;  // an initializer
+      if (existing >= 0) return Fail("graph input '" + input.name() + "' is listed twice");
+      BATON_ASSIGN_OR_RETURN(Tensor t, InputTensor(input));
+      graph_.inputs.push_back(Add(std::move(t)));
     }
-    std::set<std::string> used;
-    std::vector<std::string> names;
-    for (int i = 0; i < g.node_size(); ++i) {
-      const auto& node = g.node(i);
-      std::string name = node.name();
-      if (name.empty() || used.count(name)) {
-        const std::string base = (name.empty() ? node.op_type() : name) + "_" + std::to_string(i);
-        name = base;
-        for (int k = 1; used.count(name) || (taken.count(name) && name != node.name()); ++k) {
-          name = base + "_" + std::to_string(k);
-        }
-      }
-      used.insert(name);
-      names.push_back(name);
-    }
-    return names;
+    return Check();
   }
 
   Check ImportNodes(const onnx::GraphProto& g, int64_t opset) {
     const std::vector<std::string> names = NodeNames(g);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
-      const std::string& name = names[i];
-      const std::string where = "node '" + name + "' (op '" + proto.op_type() + "')";
+      const std::string where = "node '" + names[i] + "' (op '" + proto.op_type() + "')";
       if (!IsDefaultDomain(proto.domain())) {
         return Fail(where + ": unsupported op (domain '" + proto.domain() + "')");
       }
@@ -305,44 +360,9 @@ class Importer {
         BATON_TRY(ImportConstant(proto, where));
         continue;
       }
-      Node node;
-      node.name = name;
-      node.op = proto.op_type();
-      for (const auto& a : proto.attribute()) {
-        BATON_ASSIGN_OR_RETURN(Attr attr, ConvertAttr(a, where));
-        node.attrs[a.name()] = std::move(attr);
-      }
-      for (const std::string& in : proto.input()) {
-        if (in.empty()) {
-          node.inputs.push_back(-1);
-          continue;
-        }
-        const int t = Find(in);
-        if (t < 0) {
-          // ONNX lists nodes in topological order, so this is a dangling name.
-          return Fail(where + " reads '" + in +
-                      "' which no node produces and is not a graph input or initializer");
-        }
-        node.inputs.push_back(t);
-      }
-      while (!node.inputs.empty() && node.inputs.back() < 0) node.inputs.pop_back();
-      // Omitted optional outputs (Dropout's mask...) are trailing "" names.
-      int n_outputs = proto.output_size();
-      while (n_outputs > 0 && proto.output(n_outputs - 1).empty()) --n_outputs;
-      for (int k = 0; k < n_outputs; ++k) {
-        const std::string& out = proto.output(k);
-        if (out.empty()) return Fail(where + ": output " + std::to_string(k) + " has no name");
-        if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
-        node.outputs.push_back(FindOrAdd(out));
-      }
+      BATON_ASSIGN_OR_RETURN(Node node, ConvertNode(proto, names[i], where));
       if (node.op == "Softmax" && opset < 13) {
-        // Coerce-to-2D semantics; the IR has opset 13's single-axis Softmax.
-        if (node.FindAttr("axis") == nullptr) {
-          Attr axis;
-          axis.kind = Attr::Kind::kInt;
-          axis.i = 1;
-          node.attrs["axis"] = axis;
-        }
+        AddLegacySoftmaxAxis(&node);
         legacy_softmax_.push_back(static_cast<int>(graph_.nodes.size()));
       }
       graph_.nodes.push_back(std::move(node));
@@ -350,44 +370,51 @@ class Importer {
     return Check();
   }
 
+  // A node with its attributes, and its inputs and outputs as tensors (the
+  // outputs new ones).
+  Result<Node> ConvertNode(const onnx::NodeProto& proto, const std::string& name,
+                           const std::string& where) {
+    Node node;
+    node.name = name;
+    node.op = proto.op_type();
+    for (const auto& a : proto.attribute()) {
+      BATON_ASSIGN_OR_RETURN(Attr attr, ConvertAttr(a, where));
+      node.attrs[a.name()] = std::move(attr);
+    }
+    for (const std::string& in : proto.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(-1);
+        continue;
+      }
+      const int t = Find(in);
+      if (t < 0) {
+        // ONNX lists nodes in topological order, so this is a dangling name.
+        return Fail(where + " reads '" + in +
+                    "' which no node produces and is not a graph input or initializer");
+      }
+      node.inputs.push_back(t);
+    }
+    while (!node.inputs.empty() && node.inputs.back() < 0) node.inputs.pop_back();
+    // Omitted optional outputs (Dropout's mask...) are trailing "" names.
+    int n_outputs = proto.output_size();
+    while (n_outputs > 0 && proto.output(n_outputs - 1).empty()) --n_outputs;
+    for (int k = 0; k < n_outputs; ++k) {
+      const std::string& out = proto.output(k);
+      if (out.empty()) return Fail(where + ": output " + std::to_string(k) + " has no name");
+      if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
+      node.outputs.push_back(FindOrAdd(out));
+    }
+    return node;
+  }
+
   Check ImportConstant(const onnx::NodeProto& proto, const std::string& where) {
     if (proto.output_size() != 1) return Fail(where + ": Constant must have one output");
-    if (proto.attribute_size() != 1)
+    if (proto.attribute_size() != 1) {
       return Fail(where + ": Constant must have one value attribute");
+    }
     const std::string& out = proto.output(0);
     if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
-    const onnx::AttributeProto& a = proto.attribute(0);
-    Tensor t;
-    if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
-      auto converted = ConvertTensor(a.t(), out);
-      if (!converted.ok()) return Fail(where + ": " + converted.error());
-      t = std::move(converted).value();
-    } else {
-      t.name = out;
-      t.is_constant = true;
-      t.shape_known = true;
-      auto put = [&t](const void* p, size_t n) {
-        const uint8_t* b = static_cast<const uint8_t*>(p);
-        t.data.insert(t.data.end(), b, b + n);
-      };
-      if (a.name() == "value_float") {
-        float f = a.f();
-        put(&f, sizeof f);
-      } else if (a.name() == "value_floats") {
-        t.shape = {a.floats_size()};
-        for (float f : a.floats()) put(&f, sizeof f);
-      } else if (a.name() == "value_int") {
-        t.dtype = DType::Int64;
-        int64_t v = a.i();
-        put(&v, sizeof v);
-      } else if (a.name() == "value_ints") {
-        t.dtype = DType::Int64;
-        t.shape = {a.ints_size()};
-        for (int64_t v : a.ints()) put(&v, sizeof v);
-      } else {
-        return Fail(where + ": unsupported Constant attribute '" + a.name() + "'");
-      }
-    }
+    BATON_ASSIGN_OR_RETURN(Tensor t, ConstantValue(proto, out, where));
     Add(std::move(t));
     return Check();
   }
@@ -461,10 +488,8 @@ Check CheckDeclaredShapes(const Graph& graph, const std::vector<Declared>& decla
   return Check();
 }
 
-Result<Graph> ImportModel(const std::string& bytes) {
-  onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) return Fail("not a valid ONNX model (protobuf parse failed)");
-  if (!model.has_graph()) return Fail("model has no graph");
+// The version of the default-domain opset the model imports, if supported.
+Result<int64_t> DefaultOpset(const onnx::ModelProto& model) {
   int64_t opset = -1;
   for (const auto& import : model.opset_import()) {
     if (IsDefaultDomain(import.domain())) opset = import.version();
@@ -475,6 +500,28 @@ Result<Graph> ImportModel(const std::string& bytes) {
                 std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
                 " (re-export, e.g. with opset_version=13)");
   }
+  return opset;
+}
+
+// ONNX's inference adds shapes to check ours against. It rejects models
+// whose declared shapes disagree with its own (ONNX 1.12) rules; then the
+// model is imported as written and InferShapes has the last word.
+void AddOnnxShapes(onnx::ModelProto* model) {
+  onnx::ModelProto inferred = *model;
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
+    model->Swap(&inferred);
+  } catch (const std::exception&) {
+  }
+}
+
+Result<Graph> ImportModelBytes(const std::string& bytes) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) return Fail("not a valid ONNX model (protobuf parse failed)");
+  if (!model.has_graph()) return Fail("model has no graph");
+  BATON_ASSIGN_OR_RETURN(int64_t opset, DefaultOpset(model));
   // External data must be rejected before ONNX's shape inference sees it.
   for (const auto& init : model.graph().initializer()) {
     if (UsesExternalData(init)) {
@@ -482,19 +529,7 @@ Result<Graph> ImportModel(const std::string& bytes) {
                   "'; re-export with weights embedded");
     }
   }
-  // ONNX's inference adds shapes to check ours against. It rejects models
-  // whose declared shapes disagree with its own (ONNX 1.12) rules; then the
-  // model is imported as written and InferShapes has the last word.
-  {
-    onnx::ModelProto inferred = model;
-    try {
-      onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
-                                          /*data_prop_val=*/true);
-      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), options);
-      model.Swap(&inferred);
-    } catch (const std::exception&) {
-    }
-  }
+  AddOnnxShapes(&model);
 
   Importer importer;
   BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));
@@ -511,7 +546,7 @@ Result<Graph> ImportModel(const std::string& bytes) {
 Result<Graph> ImportOnnx(const std::string& path) {
   auto bytes = ReadFile(path);
   if (!bytes.ok()) return Fail(bytes.error());
-  auto graph = ImportModel(*bytes);
+  auto graph = ImportModelBytes(*bytes);
   if (!graph.ok()) return Fail(path + ": " + graph.error());
   if (graph->name.empty()) {
     const size_t slash = path.find_last_of('/');

@@ -127,7 +127,7 @@ Check InferNode(Graph* graph, const Node& node, const OpDef& def, const Values& 
 // Propagates small integer values (shape arithmetic) through `node` when all
 // the inputs it reads are known.
 Check PropagateValues(const Graph& graph, const Node& node, const OpDef& def, Values* values) {
-  if (!internal::CanEvaluate(node.op)) return Check();
+  if (def.eval == nullptr) return Check();
   const std::vector<Tensor>& tensors = graph.tensors;
   std::vector<const Tensor*> in_values;
   for (int t : node.inputs) {

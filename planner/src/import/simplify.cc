@@ -109,6 +109,274 @@ bool ConstScalar(const Graph& graph, const Node& node, int i, std::optional<floa
   return true;
 }
 
+// `consumer`, the sole reader of its input 0, disappears: the node producing
+// that input writes the consumer's output instead.
+void AbsorbConsumer(Graph* graph, int producer, int consumer) {
+  Node& c = graph->nodes[consumer];
+  RedirectOutput(&graph->nodes[producer], c.inputs[0], c.outputs[0]);
+  KillNode(&c);
+}
+
+// Calls `rewrite(graph, n)` for every node n in topological order, then drops
+// the nodes it killed. Stops at the first error.
+template <typename Rewrite>
+Check RewriteEachNode(Graph* graph, Rewrite rewrite) {
+  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
+  for (int n : order) BATON_TRY(rewrite(graph, n));
+  EraseDeadNodes(graph);
+  return Check();
+}
+
+// Folds Constant node `n` away, or evaluates it when all its inputs are known.
+Check FoldConstantAt(Graph* graph, int n) {
+  Node& node = graph->nodes[n];
+  bool feeds_output = false;
+  for (int t : node.outputs) feeds_output = feeds_output || IsGraphOutput(*graph, t);
+  if (feeds_output) return Check();
+  if (node.op == "Constant") {
+    const int out = node.outputs.empty() ? -1 : node.outputs[0];
+    if (out < 0 || !graph->tensors[out].is_constant) {
+      return Fail("node '" + node.name + "': Constant has no value (run InferShapes first)");
+    }
+    KillNode(&node);
+    return Check();
+  }
+  if (!internal::CanEvaluate(node.op)) return Check();
+  bool foldable = true;
+  std::vector<const Tensor*> inputs;
+  for (int t : node.inputs) {
+    if (t < 0) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    const Tensor& tensor = graph->tensors[t];
+    const bool known = tensor.is_constant || (node.op == "Shape" && tensor.shape_known);
+    foldable = foldable && known;
+    inputs.push_back(&tensor);
+  }
+  if (!foldable) return Check();
+  std::vector<Tensor*> outputs;
+  for (int t : node.outputs) {
+    if (!graph->tensors[t].shape_known) {
+      return Fail("node '" + node.name + "': output '" + graph->tensors[t].name +
+                  "' has no shape (run InferShapes first)");
+    }
+    outputs.push_back(&graph->tensors[t]);
+  }
+  Check evaluated = internal::EvaluateNode(node, inputs, outputs);
+  if (!evaluated.ok()) return Fail("node '" + node.name + "': " + evaluated.error());
+  for (Tensor* t : outputs) t->is_constant = true;
+  KillNode(&node);
+  return Check();
+}
+
+// The Conv or Gemm that may absorb BatchNormalization node `b` (see
+// FoldBatchNorm), or -1.
+int BatchNormFoldTarget(const Graph& graph, int b) {
+  const Node& bn = graph.nodes[b];
+  if (bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1) return -1;
+  const int x = bn.inputs[0];
+  const int p = graph.Producers()[x];
+  if (p < 0) return -1;
+  const Node& producer = graph.nodes[p];
+  if ((producer.op != "Conv" && producer.op != "Gemm") || producer.clamp.has_value() ||
+      !SoleConsumer(graph, x, b)) {
+    return -1;
+  }
+  bool params_constant = true;
+  for (int i = 1; i < 5; ++i) params_constant = params_constant && IsConstant(graph, bn.inputs[i]);
+  const int w = producer.inputs[1];
+  const int bias = internal::HasInput(producer, 2) ? producer.inputs[2] : -1;
+  if (!params_constant || !IsConstant(graph, w) || (bias >= 0 && !IsConstant(graph, bias))) {
+    return -1;
+  }
+  return p;
+}
+
+// BatchNormalization's parameters, one value per channel.
+struct BatchNormParams {
+  std::vector<float> scale, shift, mean, var;
+  double eps = 0;
+};
+
+// nullopt unless every parameter has one value per channel.
+std::optional<BatchNormParams> ReadBatchNormParams(const Graph& graph, const Node& bn) {
+  BatchNormParams p;
+  p.scale = graph.tensors[bn.inputs[1]].FloatData();
+  p.shift = graph.tensors[bn.inputs[2]].FloatData();
+  p.mean = graph.tensors[bn.inputs[3]].FloatData();
+  p.var = graph.tensors[bn.inputs[4]].FloatData();
+  p.eps = static_cast<double>(bn.GetFloat("epsilon", 1e-5f));
+  const size_t channels = p.scale.size();
+  if (p.shift.size() != channels || p.mean.size() != channels || p.var.size() != channels) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+// A Conv's or Gemm's weights and per-output-channel bias, as BN folding
+// rescales them.
+struct LinearParams {
+  bool conv = true;
+  std::vector<float> weight;
+  std::vector<int64_t> w_shape;
+  std::vector<float> bias;     // one per output channel
+  double alpha = 1, beta = 1;  // Gemm's
+  bool trans_b = false;
+};
+
+// nullopt when the weights or bias are not laid out per output channel (so
+// BN cannot be absorbed exactly).
+std::optional<LinearParams> ReadLinearParams(const Graph& graph, const Node& producer,
+                                             size_t channels) {
+  const int bias = internal::HasInput(producer, 2) ? producer.inputs[2] : -1;
+  LinearParams lin;
+  lin.conv = producer.op == "Conv";
+  lin.weight = graph.tensors[producer.inputs[1]].FloatData();
+  lin.w_shape = graph.tensors[producer.inputs[1]].shape;
+  lin.bias.assign(channels, 0.0f);
+  const std::vector<int64_t>& w_shape = lin.w_shape;
+  if (lin.conv) {
+    if (w_shape.empty() || w_shape[0] != static_cast<int64_t>(channels)) return std::nullopt;
+    if (bias >= 0) lin.bias = graph.tensors[bias].FloatData();
+  } else {
+    // Gemm: Y[m, n] = alpha * (A B)[m, n] + beta * C[n]; BN scales column n.
+    lin.trans_b = producer.GetInt("transB", 0) != 0;
+    lin.alpha = static_cast<double>(producer.GetFloat("alpha", 1.0f));
+    lin.beta = static_cast<double>(producer.GetFloat("beta", 1.0f));
+    if (w_shape.size() != 2 || w_shape[lin.trans_b ? 0 : 1] != static_cast<int64_t>(channels)) {
+      return std::nullopt;
+    }
+    if (bias >= 0) {
+      const Tensor& c = graph.tensors[bias];
+      std::vector<float> cv = c.FloatData();
+      if (cv.size() == 1) {
+        lin.bias.assign(channels, cv[0]);
+      } else if (cv.size() == channels && c.shape.back() == static_cast<int64_t>(channels)) {
+        lin.bias = cv;
+      } else {
+        return std::nullopt;  // a bias that varies along M cannot absorb BN exactly
+      }
+    }
+  }
+  if (lin.bias.size() != channels) return std::nullopt;
+  return lin;
+}
+
+// Rescales the weights and bias so that, with alpha = beta = 1, they compute
+// BN(lin(x)).
+void ScaleByBatchNorm(const BatchNormParams& bn, LinearParams* lin) {
+  // y = s * (conv(x) + b - mean) / sqrt(var + eps) + shift, per channel c:
+  // W'[c] = W[c] * a_c, b'[c] = (b[c] - mean[c]) * a_c + shift[c],
+  // a_c = s[c] / sqrt(var[c] + eps).
+  const size_t channels = bn.scale.size();
+  std::vector<double> a(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    a[c] = static_cast<double>(bn.scale[c]) / std::sqrt(static_cast<double>(bn.var[c]) + bn.eps);
+  }
+  std::vector<float>& weight = lin->weight;
+  const size_t per_channel = weight.size() / channels;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    size_t c = lin->conv      ? i / per_channel
+               : lin->trans_b ? i / static_cast<size_t>(lin->w_shape[1])
+                              : i % channels;
+    weight[i] = static_cast<float>(lin->alpha * static_cast<double>(weight[i]) * a[c]);
+  }
+  for (size_t c = 0; c < channels; ++c) {
+    lin->bias[c] = static_cast<float>(
+        (lin->beta * static_cast<double>(lin->bias[c]) - static_cast<double>(bn.mean[c])) * a[c] +
+        static_cast<double>(bn.shift[c]));
+  }
+}
+
+Check FoldBatchNormAt(Graph* graph, int b) {
+  const int p = BatchNormFoldTarget(*graph, b);
+  if (p < 0) return Check();
+  std::optional<BatchNormParams> bn = ReadBatchNormParams(*graph, graph->nodes[b]);
+  if (!bn) return Check();
+  const size_t channels = bn->scale.size();
+  std::optional<LinearParams> lin = ReadLinearParams(*graph, graph->nodes[p], channels);
+  if (!lin) return Check();
+  ScaleByBatchNorm(*bn, &*lin);
+  const std::string base = graph->nodes[p].name;
+  const int new_w = AddFloatConstant(graph, base + "_bn_weight", lin->w_shape, lin->weight);
+  const int new_b =
+      AddFloatConstant(graph, base + "_bn_bias", {static_cast<int64_t>(channels)}, lin->bias);
+  Node& prod = graph->nodes[p];
+  prod.inputs.resize(3, -1);
+  prod.inputs[1] = new_w;
+  prod.inputs[2] = new_b;
+  if (prod.op == "Gemm") {
+    prod.attrs.erase("alpha");
+    prod.attrs.erase("beta");
+  }
+  AbsorbConsumer(graph, p, b);
+  return Check();
+}
+
+// Fuses Relu or Clip node `r` into its producer's clamp.
+Check FuseActivationAt(Graph* graph, int r) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const Node& act = graph->nodes[r];
+  if ((act.op != "Relu" && act.op != "Clip") || act.inputs.empty() || act.inputs[0] < 0) {
+    return Check();
+  }
+  const int x = act.inputs[0];
+  const int p = graph->Producers()[x];
+  if (p < 0) return Check();
+  const Node& producer = graph->nodes[p];
+  const bool fusable_op = producer.op == "Conv" || producer.op == "Gemm" ||
+                          (producer.op == "Add" && graph->tensors[x].dtype == DType::Float32);
+  if (!fusable_op || producer.outputs.size() != 1 || !SoleConsumer(*graph, x, r)) return Check();
+  float lo = 0.0f, hi = kInf;
+  if (act.op == "Clip") {
+    std::optional<float> min_in, max_in;
+    if (!ConstScalar(*graph, act, 1, &min_in) || !ConstScalar(*graph, act, 2, &max_in)) {
+      return Check();
+    }
+    lo = min_in ? *min_in : act.GetFloat("min", -kInf);
+    hi = max_in ? *max_in : act.GetFloat("max", kInf);
+  }
+  if (producer.clamp) {
+    lo = std::max(lo, producer.clamp->first);
+    hi = std::min(hi, producer.clamp->second);
+  }
+  if (!(lo <= hi)) return Check();  // an empty range is a constant, not a clamp
+  graph->nodes[p].clamp = std::make_pair(lo, hi);
+  AbsorbConsumer(graph, p, r);
+  return Check();
+}
+
+// Rewrites Mul node `m` as HardSwish when one factor is HardSigmoid of the
+// other.
+Check FuseHardSwishAt(Graph* graph, int m) {
+  const Node& mul = graph->nodes[m];
+  if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.inputs[0] < 0 || mul.inputs[1] < 0) {
+    return Check();
+  }
+  const std::vector<int> producer = graph->Producers();
+  for (int k = 0; k < 2; ++k) {
+    const int gate = mul.inputs[k];
+    const int x = mul.inputs[1 - k];
+    const int p = producer[gate];
+    if (p < 0) continue;
+    const Node& hsig = graph->nodes[p];
+    // torch writes alpha as the float nearest 1/6.
+    if (hsig.op != "HardSigmoid" || hsig.inputs.size() != 1 || hsig.inputs[0] != x ||
+        std::fabs(hsig.GetFloat("alpha", 0.2f) - 1.0f / 6.0f) > 1e-6f ||
+        hsig.GetFloat("beta", 0.5f) != 0.5f || !SoleConsumer(*graph, gate, m)) {
+      continue;
+    }
+    Node& fused = graph->nodes[m];
+    fused.op = "HardSwish";
+    fused.inputs = {x};
+    fused.attrs.clear();
+    KillNode(&graph->nodes[p]);
+    break;
+  }
+  return Check();
+}
+
 }  // namespace
 
 Check RemoveIdentities(Graph* graph) {
@@ -151,51 +419,7 @@ Check RemoveIdentities(Graph* graph) {
   return Check();
 }
 
-Check FoldConstants(Graph* graph) {
-  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
-  for (int n : order) {
-    Node& node = graph->nodes[n];
-    bool feeds_output = false;
-    for (int t : node.outputs) feeds_output = feeds_output || IsGraphOutput(*graph, t);
-    if (feeds_output) continue;
-    if (node.op == "Constant") {
-      const int out = node.outputs.empty() ? -1 : node.outputs[0];
-      if (out < 0 || !graph->tensors[out].is_constant) {
-        return Fail("node '" + node.name + "': Constant has no value (run InferShapes first)");
-      }
-      KillNode(&node);
-      continue;
-    }
-    if (!internal::CanEvaluate(node.op)) continue;
-    bool foldable = true;
-    std::vector<const Tensor*> inputs;
-    for (int t : node.inputs) {
-      if (t < 0) {
-        inputs.push_back(nullptr);
-        continue;
-      }
-      const Tensor& tensor = graph->tensors[t];
-      const bool known = tensor.is_constant || (node.op == "Shape" && tensor.shape_known);
-      foldable = foldable && known;
-      inputs.push_back(&tensor);
-    }
-    if (!foldable) continue;
-    std::vector<Tensor*> outputs;
-    for (int t : node.outputs) {
-      if (!graph->tensors[t].shape_known) {
-        return Fail("node '" + node.name + "': output '" + graph->tensors[t].name +
-                    "' has no shape (run InferShapes first)");
-      }
-      outputs.push_back(&graph->tensors[t]);
-    }
-    Check evaluated = internal::EvaluateNode(node, inputs, outputs);
-    if (!evaluated.ok()) return Fail("node '" + node.name + "': " + evaluated.error());
-    for (Tensor* t : outputs) t->is_constant = true;
-    KillNode(&node);
-  }
-  EraseDeadNodes(graph);
-  return Check();
-}
+Check FoldConstants(Graph* graph) { return RewriteEachNode(graph, FoldConstantAt); }
 
 Check ResolveAutoPad(Graph* graph) {
   for (Node& node : graph->nodes) {
@@ -236,173 +460,11 @@ Check ResolveAutoPad(Graph* graph) {
   return Check();
 }
 
-Check FoldBatchNorm(Graph* graph) {
-  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
-  for (int b : order) {
-    const Node& bn = graph->nodes[b];
-    if (bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1) continue;
-    const int x = bn.inputs[0];
-    const int p = graph->Producers()[x];
-    if (p < 0) continue;
-    const Node& producer = graph->nodes[p];
-    if ((producer.op != "Conv" && producer.op != "Gemm") || producer.clamp.has_value() ||
-        !SoleConsumer(*graph, x, b)) {
-      continue;
-    }
-    bool params_constant = true;
-    for (int i = 1; i < 5; ++i)
-      params_constant = params_constant && IsConstant(*graph, bn.inputs[i]);
-    const int w = producer.inputs[1];
-    const int bias = internal::HasInput(producer, 2) ? producer.inputs[2] : -1;
-    if (!params_constant || !IsConstant(*graph, w) || (bias >= 0 && !IsConstant(*graph, bias))) {
-      continue;
-    }
-    const std::vector<float> scale = graph->tensors[bn.inputs[1]].FloatData();
-    const std::vector<float> shift = graph->tensors[bn.inputs[2]].FloatData();
-    const std::vector<float> mean = graph->tensors[bn.inputs[3]].FloatData();
-    const std::vector<float> var = graph->tensors[bn.inputs[4]].FloatData();
-    const double eps = static_cast<double>(bn.GetFloat("epsilon", 1e-5f));
-    const size_t channels = scale.size();
-    if (shift.size() != channels || mean.size() != channels || var.size() != channels) continue;
+Check FoldBatchNorm(Graph* graph) { return RewriteEachNode(graph, FoldBatchNormAt); }
 
-    const Tensor& wt = graph->tensors[w];
-    std::vector<float> weight = wt.FloatData();
-    const std::vector<int64_t> w_shape = wt.shape;
-    std::vector<float> old_bias(channels, 0.0f);
-    double alpha = 1, beta = 1;
-    bool trans_b = false;
-    if (producer.op == "Conv") {
-      if (w_shape.empty() || w_shape[0] != static_cast<int64_t>(channels)) continue;
-      if (bias >= 0) old_bias = graph->tensors[bias].FloatData();
-    } else {
-      // Gemm: Y[m, n] = alpha * (A B)[m, n] + beta * C[n]; BN scales column n.
-      trans_b = producer.GetInt("transB", 0) != 0;
-      alpha = static_cast<double>(producer.GetFloat("alpha", 1.0f));
-      beta = static_cast<double>(producer.GetFloat("beta", 1.0f));
-      if (w_shape.size() != 2 || w_shape[trans_b ? 0 : 1] != static_cast<int64_t>(channels)) {
-        continue;
-      }
-      if (bias >= 0) {
-        const Tensor& c = graph->tensors[bias];
-        std::vector<float> cv = c.FloatData();
-        if (cv.size() == 1) {
-          old_bias.assign(channels, cv[0]);
-        } else if (cv.size() == channels && c.shape.back() == static_cast<int64_t>(channels)) {
-          old_bias = cv;
-        } else {
-          continue;  // a bias that varies along M cannot absorb BN exactly
-        }
-      }
-    }
-    if (old_bias.size() != channels) continue;
+Check FuseActivations(Graph* graph) { return RewriteEachNode(graph, FuseActivationAt); }
 
-    // y = s * (conv(x) + b - mean) / sqrt(var + eps) + shift, per channel c:
-    // W'[c] = W[c] * a_c, b'[c] = (b[c] - mean[c]) * a_c + shift[c],
-    // a_c = s[c] / sqrt(var[c] + eps).
-    std::vector<double> a(channels);
-    for (size_t c = 0; c < channels; ++c) {
-      a[c] = static_cast<double>(scale[c]) / std::sqrt(static_cast<double>(var[c]) + eps);
-    }
-    const size_t per_channel = weight.size() / channels;
-    for (size_t i = 0; i < weight.size(); ++i) {
-      size_t c = producer.op == "Conv" ? i / per_channel
-                 : trans_b             ? i / static_cast<size_t>(w_shape[1])
-                                       : i % channels;
-      weight[i] = static_cast<float>(alpha * static_cast<double>(weight[i]) * a[c]);
-    }
-    std::vector<float> new_bias(channels);
-    for (size_t c = 0; c < channels; ++c) {
-      new_bias[c] = static_cast<float>(
-          (beta * static_cast<double>(old_bias[c]) - static_cast<double>(mean[c])) * a[c] +
-          static_cast<double>(shift[c]));
-    }
-    const std::string base = producer.name;
-    const int bn_out = bn.outputs[0];
-    // AddTensor may reallocate; the references above are not used below.
-    const int new_w = AddFloatConstant(graph, base + "_bn_weight", w_shape, weight);
-    const int new_b =
-        AddFloatConstant(graph, base + "_bn_bias", {static_cast<int64_t>(channels)}, new_bias);
-    Node& prod = graph->nodes[p];
-    prod.inputs.resize(3, -1);
-    prod.inputs[1] = new_w;
-    prod.inputs[2] = new_b;
-    if (prod.op == "Gemm") {
-      prod.attrs.erase("alpha");
-      prod.attrs.erase("beta");
-    }
-    RedirectOutput(&prod, x, bn_out);
-    KillNode(&graph->nodes[b]);
-  }
-  EraseDeadNodes(graph);
-  return Check();
-}
-
-Check FuseActivations(Graph* graph) {
-  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  for (int r : order) {
-    const Node& act = graph->nodes[r];
-    if ((act.op != "Relu" && act.op != "Clip") || act.inputs.empty() || act.inputs[0] < 0) continue;
-    const int x = act.inputs[0];
-    const int p = graph->Producers()[x];
-    if (p < 0) continue;
-    const Node& producer = graph->nodes[p];
-    const bool fusable_op = producer.op == "Conv" || producer.op == "Gemm" ||
-                            (producer.op == "Add" && graph->tensors[x].dtype == DType::Float32);
-    if (!fusable_op || producer.outputs.size() != 1 || !SoleConsumer(*graph, x, r)) continue;
-    float lo = 0.0f, hi = kInf;
-    if (act.op == "Clip") {
-      std::optional<float> min_in, max_in;
-      if (!ConstScalar(*graph, act, 1, &min_in) || !ConstScalar(*graph, act, 2, &max_in)) continue;
-      lo = min_in ? *min_in : act.GetFloat("min", -kInf);
-      hi = max_in ? *max_in : act.GetFloat("max", kInf);
-    }
-    if (producer.clamp) {
-      lo = std::max(lo, producer.clamp->first);
-      hi = std::min(hi, producer.clamp->second);
-    }
-    if (!(lo <= hi)) continue;  // an empty range is a constant, not a clamp
-    const int out = act.outputs[0];
-    Node& prod = graph->nodes[p];
-    prod.clamp = std::make_pair(lo, hi);
-    RedirectOutput(&prod, x, out);
-    KillNode(&graph->nodes[r]);
-  }
-  EraseDeadNodes(graph);
-  return Check();
-}
-
-Check FuseHardSwish(Graph* graph) {
-  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
-  for (int m : order) {
-    const Node& mul = graph->nodes[m];
-    if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.inputs[0] < 0 || mul.inputs[1] < 0) {
-      continue;
-    }
-    const std::vector<int> producer = graph->Producers();
-    for (int k = 0; k < 2; ++k) {
-      const int gate = mul.inputs[k];
-      const int x = mul.inputs[1 - k];
-      const int p = producer[gate];
-      if (p < 0) continue;
-      const Node& hsig = graph->nodes[p];
-      // torch writes alpha as the float nearest 1/6.
-      if (hsig.op != "HardSigmoid" || hsig.inputs.size() != 1 || hsig.inputs[0] != x ||
-          std::fabs(hsig.GetFloat("alpha", 0.2f) - 1.0f / 6.0f) > 1e-6f ||
-          hsig.GetFloat("beta", 0.5f) != 0.5f || !SoleConsumer(*graph, gate, m)) {
-        continue;
-      }
-      Node& fused = graph->nodes[m];
-      fused.op = "HardSwish";
-      fused.inputs = {x};
-      fused.attrs.clear();
-      KillNode(&graph->nodes[p]);
-      break;
-    }
-  }
-  EraseDeadNodes(graph);
-  return Check();
-}
+Check FuseHardSwish(Graph* graph) { return RewriteEachNode(graph, FuseHardSwishAt); }
 
 void RemoveUnusedTensors(Graph* graph) {
   std::vector<bool> used(graph->tensors.size(), false);

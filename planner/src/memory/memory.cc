@@ -5,8 +5,8 @@
 
 #include "baton/kernels.h"
 #include "baton/planner/emit/emit.h"
-#include "baton/planner/memory/happens_before.h"
 #include "baton/planner/emit/lower.h"
+#include "baton/planner/memory/happens_before.h"
 #include "baton/planner/memory/pack.h"
 
 namespace baton::planner {
@@ -29,8 +29,10 @@ std::vector<Accesses> CollectAccesses(const Program& p) {
   std::vector<Accesses> acc(g.tensors.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int t : RuntimeInputs(g, g.nodes[n])) {
-      if (t >= 0 && std::find(acc[t].readers.begin(), acc[t].readers.end(), static_cast<int>(n)) == acc[t].readers.end()) {
-        acc[t].readers.push_back(static_cast<int>(n));
+      if (t < 0) continue;
+      std::vector<int>& readers = acc[t].readers;
+      if (std::find(readers.begin(), readers.end(), static_cast<int>(n)) == readers.end()) {
+        readers.push_back(static_cast<int>(n));
       }
     }
     for (int t : g.nodes[n].outputs) acc[t].writer = static_cast<int>(n);
@@ -71,7 +73,7 @@ std::vector<int> Accessors(const Accesses& a) {
 bool Before(const HappensBefore& hb, int in_flight, int x, int y, int delta) {
   const bool x_caller = x < 0, y_caller = y < 0;
   if (!x_caller && !y_caller) return hb.Completed(x, -delta, y);
-  if (x == kCallerWrite) return y == kCallerWrite || y == kCallerRead ? delta >= (y == kCallerWrite ? 1 : 0) : delta >= 0;
+  if (x == kCallerWrite) return delta >= (y == kCallerWrite ? 1 : 0);
   if (x == kCallerRead) return y == kCallerRead ? delta >= 1 : delta >= in_flight;
   // x is a node.
   return y == kCallerRead ? delta >= 0 : delta >= in_flight;
@@ -96,9 +98,8 @@ int64_t MaxWeightClique(const std::vector<int64_t>& weight,
   const size_t n = weight.size();
   std::vector<int> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return weight[a] != weight[b] ? weight[a] > weight[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return weight[a] != weight[b] ? weight[a] > weight[b] : a < b; });
   int64_t best = 0;
   long budget = 200000;
   std::vector<int> candidates = order;
@@ -123,220 +124,318 @@ int64_t MaxWeightClique(const std::vector<int64_t>& weight,
   return best;
 }
 
+// What the node's kernel asks for (WorkspaceBytes), given the plan's tensors.
+Result<size_t> NodeWorkspaceBytes(const schema::Plan& plan, const schema::Node& node) {
+  TensorArg args[kMaxNodeTensors];
+  uint32_t used = 0;
+  KernelCall call;
+  call.node = &node;
+  call.inputs = args;
+  auto too_many = [&] { return Fail("node '" + node.name()->str() + "': too many tensors"); };
+  if (node.inputs()) {
+    for (int32_t t : *node.inputs()) {
+      if (used >= kMaxNodeTensors) return too_many();
+      args[used] = TensorArg();
+      if (t >= 0) args[used].tensor = plan.tensors()->Get(static_cast<uint32_t>(t));
+      ++used;
+      ++call.num_inputs;
+    }
+  }
+  call.outputs = args + used;
+  for (uint32_t t : *node.outputs()) {
+    if (used >= kMaxNodeTensors) return too_many();
+    args[used] = TensorArg();
+    args[used].tensor = plan.tensors()->Get(t);
+    ++used;
+    ++call.num_outputs;
+  }
+  return WorkspaceBytes(call);
+}
+
+// Node n's workspace tensor of `bytes`, in its queue's first domain.
+void AddWorkspace(Program* p, int n, size_t bytes) {
+  Tensor ws;
+  ws.name = p->graph.nodes[n].name + ".workspace";
+  ws.dtype = DType::UInt8;
+  ws.shape = {static_cast<int64_t>(bytes)};
+  ws.shape_known = true;
+  const int t = p->graph.AddTensor(std::move(ws));
+  const QueueInfo& q = p->queues[p->node_queue[n]];
+  p->tensor_domain.push_back(q.device >= 0 ? p->target.devices[q.device].domains[0] : q.domains[0]);
+  p->workspace[n].push_back(t);
+}
+
+// The arena tensors: not constants, and touched by someone.
+std::set<int> EmittedTensors(const Graph& g, const std::vector<Accesses>& acc) {
+  std::set<int> emitted;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (!g.tensors[t].is_constant &&
+        (acc[t].writer != kCaller || !acc[t].readers.empty() || acc[t].io)) {
+      emitted.insert(static_cast<int>(t));
+    }
+  }
+  return emitted;
+}
+
+// Per tensor: graph inputs and outputs get one slot per inference in flight,
+// others one more than the stages between the writer and the last reader.
+std::vector<uint32_t> ChooseSlots(const Program& p, const std::vector<Accesses>& acc,
+                                  const std::set<int>& emitted) {
+  std::vector<uint32_t> slots(p.graph.tensors.size(), 1);
+  for (int t : emitted) {
+    if (acc[t].io) {
+      slots[t] = static_cast<uint32_t>(p.in_flight);
+      continue;
+    }
+    int span = 0;
+    for (int r : acc[t].readers) {
+      if (r != kCaller) span = std::max(span, p.node_stage[r] - p.node_stage[acc[t].writer]);
+    }
+    slots[t] = static_cast<uint32_t>(std::min(p.in_flight, span + 1));
+  }
+  return slots;
+}
+
+// Lag waits: the writer of inference i + slots must start after each reader
+// of inference i completed. Adds those the schedule does not already imply
+// (judged on the schedule as it was before any of them was added).
+void AddLagWaits(Program* p, const std::vector<Accesses>& acc, const std::set<int>& emitted,
+                 const std::vector<uint32_t>& slots) {
+  HappensBefore hb(*p);
+  bool added = false;
+  for (int t : emitted) {
+    if (acc[t].io || acc[t].writer == kCaller) continue;
+    const int w = acc[t].writer;
+    const int s = static_cast<int>(slots[t]);
+    for (int r : acc[t].readers) {
+      if (r == kCaller || r == w) continue;
+      if (hb.Completed(r, -s, w)) continue;
+      WaitEdge edge{r, s};
+      auto& waits = p->waits[w];
+      if (std::find(waits.begin(), waits.end(), edge) == waits.end()) {
+        waits.push_back(edge);
+        added = true;
+      }
+    }
+  }
+  if (added) {
+    for (auto& waits : p->waits) std::sort(waits.begin(), waits.end());
+  }
+}
+
+// What the memory pass knows once slots and waits are settled.
+struct MemoryFacts {
+  const Program& p;
+  const std::vector<Accesses>& acc;
+  const std::set<int>& emitted;
+  const std::vector<uint32_t>& slots;
+  const HappensBefore& hb;
+  std::vector<int> order_pos;  // per node: its position in the plan order
+};
+
+// One domain's tensors as a packing problem.
+struct DomainProblem {
+  std::vector<int> members;                 // tensors, ascending
+  std::vector<std::vector<int>> accessors;  // per member (Accessors)
+  std::vector<bool> exclusive;              // multi-slot: keeps its bytes to itself
+  std::vector<std::vector<bool>> conflict;  // per pair of members, from happens-before
+  PackProblem problem;                      // one buffer per member
+};
+
+// A member's buffer: all its slots, live on the plan order from its first
+// to its last access, or for ever when exclusive. Time 0 is the caller's
+// write of the inputs, horizon - 1 its read of the outputs.
+PackBuffer MemberBuffer(const MemoryFacts& f, const DomainProblem& dp, size_t k, uint64_t align) {
+  const int t = dp.members[k];
+  const Tensor& tensor = f.p.graph.tensors[t];
+  const int horizon = static_cast<int>(f.p.order.size()) + 2;
+  PackBuffer buf;
+  buf.id = tensor.name;
+  const uint64_t stride = AlignUp(tensor.bytes(), align);
+  buf.size = static_cast<int64_t>(std::max<uint64_t>(stride * f.slots[t], align));
+  if (dp.exclusive[k]) {
+    buf.lower = 0;
+    buf.upper = horizon;
+    return buf;
+  }
+  int lo = horizon, hi = 0;
+  for (int n : dp.accessors[k]) {
+    const int at = n == kCallerWrite ? 0 : n == kCallerRead ? horizon - 1 : f.order_pos[n] + 1;
+    lo = std::min(lo, at);
+    hi = std::max(hi, at + 1);
+  }
+  buf.lower = lo;
+  buf.upper = std::max(hi, lo + 1);
+  return buf;
+}
+
+// True conflicts from happens-before: two single-slot tensors may share bytes
+// when, at every inference, all accesses of one come before all accesses of
+// the other, and those before the first's accesses at the next inference.
+// When the conflicts are exactly the interval intersections on the plan
+// order (the single-queue case), the packer gets intervals alone; otherwise
+// every buffer gets its own unit interval and the conflicts are listed.
+void SetConflicts(const MemoryFacts& f, DomainProblem* dp) {
+  const HappensBefore& hb = f.hb;
+  const int in_flight = f.p.in_flight;
+  const auto& acs = dp->accessors;
+  const size_t m = dp->members.size();
+  dp->conflict.assign(m, std::vector<bool>(m, false));
+  bool interval_exact = true;
+  for (size_t a = 0; a < m; ++a) {
+    for (size_t b = a + 1; b < m; ++b) {
+      const bool compatible = !dp->exclusive[a] && !dp->exclusive[b] &&
+                              ((AllBefore(hb, in_flight, acs[a], acs[b], 0) &&
+                                AllBefore(hb, in_flight, acs[b], acs[a], 1)) ||
+                               (AllBefore(hb, in_flight, acs[b], acs[a], 0) &&
+                                AllBefore(hb, in_flight, acs[a], acs[b], 1)));
+      dp->conflict[a][b] = dp->conflict[b][a] = !compatible;
+      const PackBuffer& x = dp->problem.buffers[a];
+      const PackBuffer& y = dp->problem.buffers[b];
+      const bool intersect = x.lower < y.upper && y.lower < x.upper;
+      if (intersect != !compatible) interval_exact = false;
+    }
+  }
+  if (interval_exact) return;
+  for (size_t a = 0; a < m; ++a) {
+    dp->problem.buffers[a].lower = static_cast<int64_t>(a);
+    dp->problem.buffers[a].upper = static_cast<int64_t>(a) + 1;
+    for (size_t b = a + 1; b < m; ++b) {
+      if (dp->conflict[a][b]) {
+        dp->problem.extra_conflicts.emplace_back(static_cast<int>(a), static_cast<int>(b));
+      }
+    }
+  }
+}
+
+DomainProblem BuildDomainProblem(const MemoryFacts& f, int d, double pack_time_limit_s) {
+  const uint64_t align = f.p.target.domains[d].alignment;
+  DomainProblem dp;
+  for (int t : f.emitted) {
+    if (f.p.tensor_domain[t] == d) dp.members.push_back(t);
+  }
+  dp.problem.alignment = static_cast<int64_t>(align);
+  dp.problem.time_limit_s = pack_time_limit_s;
+  dp.accessors.resize(dp.members.size());
+  dp.exclusive.assign(dp.members.size(), false);
+  for (size_t k = 0; k < dp.members.size(); ++k) {
+    const int t = dp.members[k];
+    dp.accessors[k] = Accessors(f.acc[t]);
+    dp.exclusive[k] = f.slots[t] > 1;
+    dp.problem.buffers.push_back(MemberBuffer(f, dp, k, align));
+  }
+  SetConflicts(f, &dp);
+  return dp;
+}
+
+// Is the instance of inference i + j of a tensor live while node n runs
+// inference i? It is when n touches it, or when it was written before n
+// started and is read after n ended.
+bool MustBeLive(const HappensBefore& hb, const Accesses& a, const std::vector<int>& accessors,
+                int n, int j) {
+  const bool touched =
+      j == 0 && std::find(accessors.begin(), accessors.end(), n) != accessors.end();
+  const bool written = a.writer == kCaller ? j <= 0 : hb.Completed(a.writer, j, n);
+  bool read_later = false;
+  for (int r : a.readers) {
+    if (r == kCaller) {
+      read_later |= j >= 0;
+    } else {
+      read_later |= hb.Completed(n, -j, r);
+    }
+  }
+  return touched || (written && read_later);
+}
+
+// The largest total of tensor instances that must all be live while one node
+// runs.
+uint64_t MustLiveBound(const MemoryFacts& f, const DomainProblem& dp, uint64_t align) {
+  const Graph& g = f.p.graph;
+  const int in_flight = f.p.in_flight;
+  uint64_t best = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    uint64_t live = 0;
+    for (size_t k = 0; k < dp.members.size(); ++k) {
+      const int t = dp.members[k];
+      const uint64_t bytes = AlignUp(g.tensors[t].bytes(), align);
+      for (int j = -in_flight; j <= in_flight; ++j) {
+        if (MustBeLive(f.hb, f.acc[t], dp.accessors[k], static_cast<int>(n), j)) live += bytes;
+      }
+    }
+    best = std::max(best, live);
+  }
+  return best;
+}
+
+// The clique bound counts single-slot tensors only: for them a conflict
+// means no two instances may ever share a byte. (Multi-slot tensors keep
+// their bytes to themselves by the planner's choice, not by necessity, so
+// they only enter the bound through the must-live instances.)
+uint64_t CliqueBound(const DomainProblem& dp) {
+  std::vector<int64_t> weights;
+  for (size_t k = 0; k < dp.members.size(); ++k) {
+    weights.push_back(dp.exclusive[k] ? 0 : dp.problem.buffers[k].size);
+  }
+  return static_cast<uint64_t>(MaxWeightClique(weights, dp.conflict));
+}
+
+// Packs domain d, places its tensors and fills its report; fails when the
+// arena exceeds the domain's capacity.
+Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s) {
+  const DomainProblem dp = BuildDomainProblem(f, d, pack_time_limit_s);
+  if (dp.members.empty()) return {};
+  const TargetDomain& domain = p->target.domains[d];
+  const uint64_t align = domain.alignment;
+  BATON_ASSIGN_OR_RETURN(PackSolution solution, Pack(dp.problem));
+  for (size_t k = 0; k < dp.members.size(); ++k) {
+    const int t = dp.members[k];
+    TensorPlacement& place = p->placement[t];
+    place.domain = d;
+    place.offset = static_cast<uint64_t>(solution.offsets[k]);
+    place.slots = f.slots[t];
+    place.slot_stride = f.slots[t] > 1 ? AlignUp(p->graph.tensors[t].bytes(), align) : 0;
+  }
+  DomainReport& report = p->domain_report[d];
+  report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
+  report.lower_bound_bytes = std::max(MustLiveBound(f, dp, align), CliqueBound(dp));
+  if (report.arena_bytes > domain.bytes) {
+    return Fail("domain '" + domain.name + "': arena needs " + std::to_string(report.arena_bytes) +
+                " bytes but the capacity is " + std::to_string(domain.bytes) + " (lower bound " +
+                std::to_string(report.lower_bound_bytes) + ")");
+  }
+  return {};
+}
+
 }  // namespace
 
 Check PlanWorkspace(Program* p) {
   p->workspace.assign(p->graph.nodes.size(), {});
+  // The kernels size their workspace from the plan's view of a node, so ask
+  // them about a plan emitted without one.
   BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(*p));
   const schema::Plan* plan = schema::GetPlan(bytes.data());
-  std::vector<int> ids(plan->nodes()->size());
   // Plan node k is p->order[k].
   for (uint32_t k = 0; k < plan->nodes()->size(); ++k) {
-    const schema::Node* node = plan->nodes()->Get(k);
-    TensorArg args[kMaxNodeTensors];
-    uint32_t used = 0;
-    KernelCall call;
-    call.node = node;
-    call.inputs = args;
-    if (node->inputs()) {
-      for (int32_t t : *node->inputs()) {
-        if (used >= kMaxNodeTensors) return Fail("node '" + node->name()->str() + "': too many tensors");
-        args[used] = TensorArg();
-        if (t >= 0) args[used].tensor = plan->tensors()->Get(static_cast<uint32_t>(t));
-        ++used;
-        ++call.num_inputs;
-      }
-    }
-    call.outputs = args + used;
-    for (uint32_t t : *node->outputs()) {
-      if (used >= kMaxNodeTensors) return Fail("node '" + node->name()->str() + "': too many tensors");
-      args[used] = TensorArg();
-      args[used].tensor = plan->tensors()->Get(t);
-      ++used;
-      ++call.num_outputs;
-    }
-    size_t need = WorkspaceBytes(call);
+    BATON_ASSIGN_OR_RETURN(size_t need, NodeWorkspaceBytes(*plan, *plan->nodes()->Get(k)));
     if (need == 0) continue;
-    const int n = p->order[k];
-    Tensor ws;
-    ws.name = p->graph.nodes[n].name + ".workspace";
-    ws.dtype = DType::UInt8;
-    ws.shape = {static_cast<int64_t>(need)};
-    ws.shape_known = true;
-    int t = p->graph.AddTensor(std::move(ws));
-    const QueueInfo& q = p->queues[p->node_queue[n]];
-    p->tensor_domain.push_back(q.device >= 0 ? p->target.devices[q.device].domains[0] : q.domains[0]);
-    p->workspace[n].push_back(t);
+    AddWorkspace(p, p->order[k], need);
   }
   return {};
 }
 
 Check PlanMemory(Program* p, double pack_time_limit_s) {
-  const Graph& g = p->graph;
-  const size_t num_tensors = g.tensors.size();
-  std::vector<Accesses> acc = CollectAccesses(*p);
-  const std::set<int> emitted = [&] {
-    std::set<int> s;
-    for (size_t t = 0; t < num_tensors; ++t) {
-      if (!g.tensors[t].is_constant && (acc[t].writer != kCaller || !acc[t].readers.empty() || acc[t].io)) s.insert(static_cast<int>(t));
-    }
-    return s;
-  }();
-
-  // 1. Slots, and lag waits where the schedule does not already protect them.
-  p->placement.assign(num_tensors, TensorPlacement());
-  std::vector<uint32_t> slots(num_tensors, 1);
-  for (int t : emitted) {
-    if (acc[t].io) {
-      slots[t] = static_cast<uint32_t>(p->in_flight);
-      continue;
-    }
-    int span = 0;
-    for (int r : acc[t].readers) {
-      if (r != kCaller) span = std::max(span, p->node_stage[r] - p->node_stage[acc[t].writer]);
-    }
-    slots[t] = static_cast<uint32_t>(std::min(p->in_flight, span + 1));
-  }
-  {
-    HappensBefore hb(*p);
-    bool added = false;
-    for (int t : emitted) {
-      if (acc[t].io || acc[t].writer == kCaller) continue;
-      const int w = acc[t].writer;
-      const int s = static_cast<int>(slots[t]);
-      for (int r : acc[t].readers) {
-        if (r == kCaller || r == w) continue;
-        // Writer of inference i + s must start after reader of i completed.
-        if (hb.Completed(r, -s, w)) continue;
-        WaitEdge edge{r, s};
-        auto& waits = p->waits[w];
-        if (std::find(waits.begin(), waits.end(), edge) == waits.end()) {
-          waits.push_back(edge);
-          added = true;
-        }
-      }
-    }
-    if (added) {
-      for (auto& waits : p->waits) std::sort(waits.begin(), waits.end());
-    }
-  }
-  HappensBefore hb(*p);
-
-  // 2. Per domain: pack with conflicts.
+  const std::vector<Accesses> acc = CollectAccesses(*p);
+  const std::set<int> emitted = EmittedTensors(p->graph, acc);
+  p->placement.assign(p->graph.tensors.size(), TensorPlacement());
+  const std::vector<uint32_t> slots = ChooseSlots(*p, acc, emitted);
+  AddLagWaits(p, acc, emitted, slots);
+  // Conflicts and bounds are judged with the lag waits in place.
+  const HappensBefore hb(*p);
+  MemoryFacts facts{*p, acc, emitted, slots, hb, std::vector<int>(p->graph.nodes.size(), 0)};
+  for (size_t k = 0; k < p->order.size(); ++k) facts.order_pos[p->order[k]] = static_cast<int>(k);
   p->domain_report.assign(p->target.domains.size(), DomainReport());
-  std::vector<int> order_pos(g.nodes.size(), 0);
-  for (size_t k = 0; k < p->order.size(); ++k) order_pos[p->order[k]] = static_cast<int>(k);
-  const int horizon = static_cast<int>(p->order.size()) + 2;
-  const int D = p->in_flight;
   for (size_t d = 0; d < p->target.domains.size(); ++d) {
-    const uint64_t align = p->target.domains[d].alignment;
-    std::vector<int> members;
-    for (int t : emitted) if (p->tensor_domain[t] == static_cast<int>(d)) members.push_back(t);
-    if (members.empty()) continue;
-    PackProblem problem;
-    problem.alignment = static_cast<int64_t>(align);
-    problem.time_limit_s = pack_time_limit_s;
-    std::vector<std::vector<int>> accessors(members.size());
-    std::vector<bool> exclusive(members.size(), false);
-    for (size_t k = 0; k < members.size(); ++k) {
-      const int t = members[k];
-      accessors[k] = Accessors(acc[t]);
-      exclusive[k] = slots[t] > 1;
-      PackBuffer buf;
-      buf.id = g.tensors[t].name;
-      const uint64_t stride = AlignUp(g.tensors[t].bytes(), align);
-      buf.size = static_cast<int64_t>(std::max<uint64_t>(stride * slots[t], align));
-      if (exclusive[k]) {
-        buf.lower = 0;
-        buf.upper = horizon;
-      } else {
-        int lo = horizon, hi = 0;
-        for (int n : accessors[k]) {
-          // The caller writes inputs before the first node and reads
-          // outputs after the last.
-          const int at = n == kCallerWrite ? 0 : n == kCallerRead ? horizon - 1 : order_pos[n] + 1;
-          lo = std::min(lo, at);
-          hi = std::max(hi, at + 1);
-        }
-        buf.lower = lo;
-        buf.upper = std::max(hi, lo + 1);
-      }
-      problem.buffers.push_back(buf);
-    }
-    // True conflicts from happens-before. When they are exactly the
-    // interval intersections on the plan order (the single-queue case), the
-    // packer gets intervals alone; otherwise every buffer gets its own unit
-    // interval and the conflicts are listed.
-    const size_t m = members.size();
-    std::vector<std::vector<bool>> conflict(m, std::vector<bool>(m, false));
-    bool interval_exact = true;
-    for (size_t a = 0; a < m; ++a) {
-      for (size_t b = a + 1; b < m; ++b) {
-        bool compatible = !exclusive[a] && !exclusive[b] &&
-            ((AllBefore(hb, D, accessors[a], accessors[b], 0) && AllBefore(hb, D, accessors[b], accessors[a], 1)) ||
-             (AllBefore(hb, D, accessors[b], accessors[a], 0) && AllBefore(hb, D, accessors[a], accessors[b], 1)));
-        conflict[a][b] = conflict[b][a] = !compatible;
-        const PackBuffer& x = problem.buffers[a];
-        const PackBuffer& y = problem.buffers[b];
-        const bool intersect = x.lower < y.upper && y.lower < x.upper;
-        if (intersect != !compatible) interval_exact = false;
-      }
-    }
-    if (!interval_exact) {
-      for (size_t a = 0; a < m; ++a) {
-        problem.buffers[a].lower = static_cast<int64_t>(a);
-        problem.buffers[a].upper = static_cast<int64_t>(a) + 1;
-        for (size_t b = a + 1; b < m; ++b) {
-          if (conflict[a][b]) problem.extra_conflicts.emplace_back(static_cast<int>(a), static_cast<int>(b));
-        }
-      }
-    }
-    BATON_ASSIGN_OR_RETURN(PackSolution solution, Pack(problem));
-    for (size_t k = 0; k < members.size(); ++k) {
-      const int t = members[k];
-      TensorPlacement& place = p->placement[t];
-      place.domain = static_cast<int>(d);
-      place.offset = static_cast<uint64_t>(solution.offsets[k]);
-      place.slots = slots[t];
-      place.slot_stride = slots[t] > 1 ? AlignUp(g.tensors[t].bytes(), align) : 0;
-    }
-    DomainReport& report = p->domain_report[d];
-    report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
-
-    // 3. Lower bound: instances that must be live while some node runs.
-    uint64_t best = 0;
-    for (size_t n = 0; n < g.nodes.size(); ++n) {
-      uint64_t live = 0;
-      for (size_t k = 0; k < members.size(); ++k) {
-        const int t = members[k];
-        const uint64_t bytes = AlignUp(g.tensors[t].bytes(), align);
-        for (int j = -D; j <= D; ++j) {
-          // Instance of inference i + j while n runs inference i.
-          bool touched = j == 0 && std::find(accessors[k].begin(), accessors[k].end(), static_cast<int>(n)) != accessors[k].end();
-          bool written = acc[t].writer == kCaller ? j <= 0 : hb.Completed(acc[t].writer, j, static_cast<int>(n));
-          bool read_later = false;
-          for (int r : acc[t].readers) {
-            if (r == kCaller) read_later |= j >= 0;
-            else read_later |= hb.Completed(static_cast<int>(n), -j, r);
-          }
-          if (touched || (written && read_later)) live += bytes;
-        }
-      }
-      best = std::max(best, live);
-    }
-    // The clique bound counts single-slot tensors only: for them a conflict
-    // means no two instances may ever share a byte. (Multi-slot tensors keep
-    // their bytes to themselves by the planner's choice, not by necessity,
-    // so they only enter the bound through the must-live instances above.)
-    std::vector<int64_t> weights;
-    for (size_t k = 0; k < m; ++k) weights.push_back(exclusive[k] ? 0 : problem.buffers[k].size);
-    report.lower_bound_bytes = std::max<uint64_t>(best, static_cast<uint64_t>(MaxWeightClique(weights, conflict)));
-    if (report.arena_bytes > p->target.domains[d].bytes) {
-      return Fail("domain '" + p->target.domains[d].name + "': arena needs " +
-                  std::to_string(report.arena_bytes) + " bytes but the capacity is " +
-                  std::to_string(p->target.domains[d].bytes) + " (lower bound " +
-                  std::to_string(report.lower_bound_bytes) + ")");
-    }
+    BATON_TRY(PlanDomain(p, facts, static_cast<int>(d), pack_time_limit_s));
   }
   return {};
 }

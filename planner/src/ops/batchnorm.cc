@@ -28,11 +28,21 @@ Check InferBatchNorm(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerBatchNorm(flatbuffers::FlatBufferBuilder* b, const Graph&,
+                                     const Node& n) {
+  LoweredParams out;
+  out.type = schema::Params::BatchNormParams;
+  out.offset = schema::CreateBatchNormParams(*b, n.GetFloat("epsilon", 1e-5f)).Union();
+  return out;
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"BatchNormalization", 5, 5, 1, 1, InferBatchNorm, true, schema::Op::BatchNormalization, 5, nullptr, nullptr, nullptr, false},
+    {"BatchNormalization", 5, 5, 1, 1, InferBatchNorm, true, schema::Op::BatchNormalization, 5, LowerBatchNorm, nullptr, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

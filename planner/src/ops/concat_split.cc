@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -81,12 +82,70 @@ Check InferSplit(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerConcatSplit(flatbuffers::FlatBufferBuilder* b, const Graph& g,
+                                       const Node& n) {
+  return internal::LowerAxis(b, g, n, /*default_axis=*/0, /*check_range=*/true);
+}
+
+// Concat and Split both walk the concatenated tensor in (outer, part) order;
+// Concat copies the parts (inputs) into it, Split copies it into the parts
+// (outputs).
+Check EvalConcatOrSplit(bool concat, const Node& node, const std::vector<const Tensor*>& inputs,
+                        const std::vector<Tensor*>& outputs) {
+  const Tensor& x = *inputs[0];
+  Tensor* y = outputs[0];
+  const size_t esize = DTypeBytes(x.dtype);
+  const Shape& whole = concat ? y->shape : x.shape;
+  const int64_t axis = internal::NormalizeAxis(node.GetInt("axis", 0), whole.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= whole[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < whole.size(); ++d) inner *= whole[d];
+  if (concat) {
+    for (const Tensor* t : inputs) {
+      if (t == nullptr) return Fail("missing Concat input");
+      if (t->data.size() != t->bytes()) return Fail("value of '" + t->name + "' is incomplete");
+    }
+    y->data.resize(y->bytes());
+  } else {
+    for (Tensor* t : outputs) {
+      if (t != nullptr) t->data.resize(t->bytes());
+    }
+  }
+  const size_t n_parts = concat ? inputs.size() : outputs.size();
+  int64_t pos = 0;
+  for (int64_t a = 0; a < outer; ++a) {
+    for (size_t p = 0; p < n_parts; ++p) {
+      const Shape& part_shape = concat ? inputs[p]->shape : outputs[p]->shape;
+      const int64_t n = part_shape[axis] * inner;
+      if (concat) {
+        internal::CopyElems(inputs[p]->data.data(), a * n, y->data.data(), pos, n, esize);
+      } else if (outputs[p] != nullptr) {
+        internal::CopyElems(x.data.data(), pos, outputs[p]->data.data(), a * n, n, esize);
+      }
+      pos += n;
+    }
+  }
+  return Check();
+}
+
+Check EvalConcat(const Node& node, const std::vector<const Tensor*>& inputs,
+                 const std::vector<Tensor*>& outputs) {
+  return EvalConcatOrSplit(/*concat=*/true, node, inputs, outputs);
+}
+
+Check EvalSplit(const Node& node, const std::vector<const Tensor*>& inputs,
+                const std::vector<Tensor*>& outputs) {
+  return EvalConcatOrSplit(/*concat=*/false, node, inputs, outputs);
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Concat", 1, kUnbounded, 1, 1, InferConcat, true, schema::Op::Concat, kAllInputs, nullptr, nullptr, nullptr, false},
-    {"Split", 1, 2, 1, kUnbounded, InferSplit, true, schema::Op::Split, 1, nullptr, nullptr, nullptr, false},
+    {"Concat", 1, kUnbounded, 1, 1, InferConcat, true, schema::Op::Concat, kAllInputs, LowerConcatSplit, nullptr, EvalConcat, false},
+    {"Split", 1, 2, 1, kUnbounded, InferSplit, true, schema::Op::Split, 1, LowerConcatSplit, nullptr, EvalSplit, false},
 };
+// clang-format on
 
 }  // namespace
 

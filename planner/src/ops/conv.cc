@@ -1,9 +1,11 @@
 // Conv: N-d convolution with groups (depthwise when group == channels).
 
 #include <algorithm>
+#include <memory>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -58,11 +60,45 @@ Check InferConv(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerConv(flatbuffers::FlatBufferBuilder* b, const Graph& g, const Node& n) {
+  const Tensor& w = internal::InputTensor(g, n, 1);
+  BATON_ASSIGN_OR_RETURN(internal::Window win,
+                         internal::LowerWindow(g, n, Shape(w.shape.begin() + 2, w.shape.end())));
+  const std::unique_ptr<schema::Clamp> clamp = internal::FusedClamp(n);
+  LoweredParams out;
+  out.type = schema::Params::ConvParams;
+  out.offset =
+      schema::CreateConvParamsDirect(*b, &win.kernel, &win.strides, &win.pads, &win.dilations,
+                                     static_cast<int32_t>(n.GetInt("group", 1)), clamp.get())
+          .Union();
+  return out;
+}
+
+// Output elements * (Cin / group) * kernel area; the kernel comes from the
+// params, or from the weight's spatial dims in plans that carry none.
+double ConvMacs(const schema::Plan& plan, const schema::Node& node, double out_elements) {
+  const schema::Tensor* x = internal::PlanInput(plan, node, 0);
+  const schema::Tensor* w = internal::PlanInput(plan, node, 1);
+  const schema::ConvParams* p = node.params_as_ConvParams();
+  const double group = p != nullptr && p->group() > 0 ? p->group() : 1;
+  double area = 1;
+  if (p != nullptr && p->kernel() != nullptr && p->kernel()->size() > 0) {
+    for (int32_t k : *p->kernel()) area *= k;
+  } else if (w != nullptr && w->shape() != nullptr) {
+    for (uint32_t d = 2; d < w->shape()->size(); ++d) {
+      area *= static_cast<double>(w->shape()->Get(d));
+    }
+  }
+  return out_elements * (internal::PlanDim(x, 1) / group) * area;
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Conv", 2, 3, 1, 1, InferConv, true, schema::Op::Conv, 3, nullptr, nullptr, nullptr, false},
+    {"Conv", 2, 3, 1, 1, InferConv, true, schema::Op::Conv, 3, LowerConv, ConvMacs, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

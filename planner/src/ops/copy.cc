@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -113,16 +114,35 @@ Check InferIdentity(InferContext& c) {
   return Check();
 }
 
+// Flatten's axis may equal the rank (an [n, 1] result), so it is not
+// range checked like the other axis params.
+Result<LoweredParams> LowerFlatten(flatbuffers::FlatBufferBuilder* b, const Graph& g,
+                                   const Node& n) {
+  return internal::LowerAxis(b, g, n, /*default_axis=*/1, /*check_range=*/false);
+}
+
+// The bytes are unchanged; only the (already inferred) shape differs.
+Check EvalCopy(const Node&, const std::vector<const Tensor*>& inputs,
+               const std::vector<Tensor*>& outputs) {
+  outputs[0]->data = inputs[0]->data;
+  return Check();
+}
+
+// A copy moves bytes and computes nothing; its cost is the link's.
+double CopyMacs(const schema::Plan&, const schema::Node&, double) { return 0; }
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Reshape", 2, 2, 1, 1, InferReshape, true, schema::Op::Reshape, 1, nullptr, nullptr, nullptr, false},
-    {"Flatten", 1, 1, 1, 1, InferFlatten, true, schema::Op::Flatten, 1, nullptr, nullptr, nullptr, false},
-    {"Squeeze", 1, 2, 1, 1, InferSqueeze, true, schema::Op::Squeeze, 1, nullptr, nullptr, nullptr, false},
-    {"Unsqueeze", 1, 2, 1, 1, InferUnsqueeze, true, schema::Op::Unsqueeze, 1, nullptr, nullptr, nullptr, false},
-    {"Identity", 1, 1, 1, 1, InferIdentity, true, schema::Op::Identity, 1, nullptr, nullptr, nullptr, false},
-    {"__copy", 1, 1, 1, 1, InferIdentity, true, schema::Op::Copy, 1, nullptr, nullptr, nullptr, false},
+    {"Reshape", 2, 2, 1, 1, InferReshape, true, schema::Op::Reshape, 1, nullptr, nullptr, EvalCopy, false},
+    {"Flatten", 1, 1, 1, 1, InferFlatten, true, schema::Op::Flatten, 1, LowerFlatten, nullptr, EvalCopy, false},
+    {"Squeeze", 1, 2, 1, 1, InferSqueeze, true, schema::Op::Squeeze, 1, nullptr, nullptr, EvalCopy, false},
+    {"Unsqueeze", 1, 2, 1, 1, InferUnsqueeze, true, schema::Op::Unsqueeze, 1, nullptr, nullptr, EvalCopy, false},
+    {"Identity", 1, 1, 1, 1, InferIdentity, true, schema::Op::Identity, 1, nullptr, nullptr, EvalCopy, false},
+    {"__copy", 1, 1, 1, 1, InferIdentity, true, schema::Op::Copy, 1, nullptr, CopyMacs, EvalCopy, false},
 };
+// clang-format on
 
 }  // namespace
 

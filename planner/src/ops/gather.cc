@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -35,11 +36,46 @@ Check InferGather(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerGather(flatbuffers::FlatBufferBuilder* b, const Graph& g,
+                                  const Node& n) {
+  return internal::LowerAxis(b, g, n, /*default_axis=*/0, /*check_range=*/true);
+}
+
+Check EvalGather(const Node& node, const std::vector<const Tensor*>& inputs,
+                 const std::vector<Tensor*>& outputs) {
+  if (inputs.size() < 2 || inputs[1] == nullptr) return Fail("missing indices");
+  const Tensor& x = *inputs[0];
+  Tensor* y = outputs[0];
+  const size_t esize = DTypeBytes(x.dtype);
+  const int64_t axis = internal::NormalizeAxis(node.GetInt("axis", 0), x.shape.size());
+  const std::vector<int64_t> indices = inputs[1]->IntData();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const int64_t dim = x.shape[axis];
+  y->data.resize(y->bytes());
+  int64_t o = 0;
+  for (int64_t a = 0; a < outer; ++a) {
+    for (int64_t index : indices) {
+      int64_t k = index < 0 ? index + dim : index;
+      if (k < 0 || k >= dim) {
+        return Fail("index " + std::to_string(index) + " is out of range for dim " +
+                    std::to_string(dim));
+      }
+      internal::CopyElems(x.data.data(), (a * dim + k) * inner, y->data.data(), o, inner, esize);
+      o += inner;
+    }
+  }
+  return Check();
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Gather", 2, 2, 1, 1, InferGather, true, schema::Op::Gather, 2, nullptr, nullptr, nullptr, false},
+    {"Gather", 2, 2, 1, 1, InferGather, true, schema::Op::Gather, 2, LowerGather, nullptr, EvalGather, false},
 };
+// clang-format on
 
 }  // namespace
 

@@ -1,9 +1,11 @@
 // Gemm: alpha * A' * B' + beta * C.
 
 #include <algorithm>
+#include <memory>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -37,11 +39,33 @@ Check InferGemm(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerGemm(flatbuffers::FlatBufferBuilder* b, const Graph&, const Node& n) {
+  const std::unique_ptr<schema::Clamp> clamp = internal::FusedClamp(n);
+  LoweredParams out;
+  out.type = schema::Params::GemmParams;
+  out.offset =
+      schema::CreateGemmParams(*b, n.GetFloat("alpha", 1.0f), n.GetFloat("beta", 1.0f),
+                               n.GetInt("transA", 0) != 0, n.GetInt("transB", 0) != 0, clamp.get())
+          .Union();
+  return out;
+}
+
+// Output elements (M * N) * K, K read from A (transposed when trans_a).
+double GemmMacs(const schema::Plan& plan, const schema::Node& node, double out_elements) {
+  const schema::Tensor* a = internal::PlanInput(plan, node, 0);
+  const schema::GemmParams* p = node.params_as_GemmParams();
+  const double k =
+      p != nullptr && p->trans_a() ? internal::PlanDim(a, 0) : internal::PlanDim(a, -1);
+  return out_elements * k;
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Gemm", 2, 3, 1, 1, InferGemm, true, schema::Op::Gemm, 3, nullptr, nullptr, nullptr, false},
+    {"Gemm", 2, 3, 1, 1, InferGemm, true, schema::Op::Gemm, 3, LowerGemm, GemmMacs, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

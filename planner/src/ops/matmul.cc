@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -35,11 +36,18 @@ Check InferMatMul(InferContext& c) {
   return Check();
 }
 
+// Output elements (batch * M * N) * K, K the last dim of A.
+double MatMulMacs(const schema::Plan& plan, const schema::Node& node, double out_elements) {
+  return out_elements * internal::PlanDim(internal::PlanInput(plan, node, 0), -1);
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"MatMul", 2, 2, 1, 1, InferMatMul, true, schema::Op::MatMul, 2, nullptr, nullptr, nullptr, false},
+    {"MatMul", 2, 2, 1, 1, InferMatMul, true, schema::Op::MatMul, 2, nullptr, MatMulMacs, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

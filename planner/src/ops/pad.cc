@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -48,11 +49,45 @@ Check InferPad(InferContext& c) {
   return Check();
 }
 
+// Constant pads and fill value become params; the kernel takes begin and
+// end pads for every dim.
+Result<LoweredParams> LowerPad(flatbuffers::FlatBufferBuilder* b, const Graph& g, const Node& n) {
+  const std::string where = internal::NodeWhere(n);
+  const size_t rank = internal::InputTensor(g, n, 0).shape.size();
+  std::vector<int64_t> pads = n.GetInts("pads");
+  float value = n.GetFloat("value", 0.0f);
+  if (internal::HasInput(n, 1)) {
+    const Tensor* c = internal::ConstInput(g, n, 1);
+    if (c == nullptr) return Fail(where + ": pads must be constant");
+    pads = c->IntData();
+  }
+  if (internal::HasInput(n, 2)) {
+    const Tensor* c = internal::ConstInput(g, n, 2);
+    if (c == nullptr || c->FloatData().size() != 1) {
+      return Fail(where + ": constant_value must be a constant scalar");
+    }
+    value = c->FloatData()[0];
+  }
+  if (pads.size() != 2 * rank) return Fail(where + ": pads must have 2 * rank entries");
+  for (int64_t p : pads) {
+    if (p < 0) return Fail(where + ": negative pads are not supported");
+  }
+  const std::string mode = n.GetString("mode", "constant");
+  const uint8_t m = mode == "constant" ? 0 : mode == "reflect" ? 1 : mode == "edge" ? 2 : 255;
+  if (m == 255) return Fail(where + ": unsupported mode '" + mode + "'");
+  LoweredParams out;
+  out.type = schema::Params::PadParams;
+  out.offset = schema::CreatePadParamsDirect(*b, &pads, m, value).Union();
+  return out;
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Pad", 1, 4, 1, 1, InferPad, true, schema::Op::Pad, 1, nullptr, nullptr, nullptr, false},
+    {"Pad", 1, 4, 1, 1, InferPad, true, schema::Op::Pad, 1, LowerPad, nullptr, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

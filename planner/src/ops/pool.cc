@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -45,6 +46,19 @@ Check InferPool(InferContext& c) {
   return Check();
 }
 
+// MaxPool and AveragePool share PoolParams.
+Result<LoweredParams> LowerPool(flatbuffers::FlatBufferBuilder* b, const Graph& g, const Node& n) {
+  BATON_ASSIGN_OR_RETURN(internal::Window win,
+                         internal::LowerWindow(g, n, n.GetInts("kernel_shape")));
+  LoweredParams out;
+  out.type = schema::Params::PoolParams;
+  out.offset = schema::CreatePoolParamsDirect(*b, &win.kernel, &win.strides, &win.pads,
+                                              &win.dilations, n.GetInt("ceil_mode", 0) != 0,
+                                              n.GetInt("count_include_pad", 0) != 0)
+                   .Union();
+  return out;
+}
+
 Check InferGlobalPool(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   BATON_TRY(c.RequireMinRank(0, 3));
@@ -56,12 +70,14 @@ Check InferGlobalPool(InferContext& c) {
 
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"MaxPool", 1, 1, 1, 1, InferPool, true, schema::Op::MaxPool, 1, nullptr, nullptr, nullptr, false},
-    {"AveragePool", 1, 1, 1, 1, InferPool, true, schema::Op::AveragePool, 1, nullptr, nullptr, nullptr, false},
+    {"MaxPool", 1, 1, 1, 1, InferPool, true, schema::Op::MaxPool, 1, LowerPool, nullptr, nullptr, false},
+    {"AveragePool", 1, 1, 1, 1, InferPool, true, schema::Op::AveragePool, 1, LowerPool, nullptr, nullptr, false},
     {"GlobalAveragePool", 1, 1, 1, 1, InferGlobalPool, true, schema::Op::GlobalAveragePool, 1, nullptr, nullptr, nullptr, false},
     {"GlobalMaxPool", 1, 1, 1, 1, InferGlobalPool, true, schema::Op::GlobalMaxPool, 1, nullptr, nullptr, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

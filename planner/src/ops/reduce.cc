@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -45,11 +46,35 @@ Check InferReduceMean(InferContext& c) {
   return Check();
 }
 
+// The plan lists the reduced axes explicitly, non-negative and sorted.
+Result<LoweredParams> LowerReduceMean(flatbuffers::FlatBufferBuilder* b, const Graph& g,
+                                      const Node& n) {
+  const size_t rank = internal::InputTensor(g, n, 0).shape.size();
+  std::vector<int64_t> axes = n.GetInts("axes");
+  if (internal::HasInput(n, 1)) {
+    const Tensor* c = internal::ConstInput(g, n, 1);
+    if (c == nullptr) return Fail(internal::NodeWhere(n) + ": axes must be constant");
+    axes = c->IntData();
+  }
+  if (axes.empty()) {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  }
+  for (int64_t& a : axes) a = internal::NormalizeAxis(a, rank);
+  std::sort(axes.begin(), axes.end());
+  const std::vector<int32_t> a32 = internal::I32(axes);
+  LoweredParams out;
+  out.type = schema::Params::ReduceParams;
+  out.offset = schema::CreateReduceParamsDirect(*b, &a32, n.GetInt("keepdims", 1) != 0).Union();
+  return out;
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"ReduceMean", 1, 2, 1, 1, InferReduceMean, true, schema::Op::ReduceMean, 1, nullptr, nullptr, nullptr, false},
+    {"ReduceMean", 1, 2, 1, 1, InferReduceMean, true, schema::Op::ReduceMean, 1, LowerReduceMean, nullptr, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

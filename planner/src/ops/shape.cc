@@ -22,10 +22,36 @@ Check InferShape(InferContext& c) {
   return Check();
 }
 
+// Reads only input 0's shape (eval_reads_shapes_only): shape arithmetic on
+// a tensor whose value is unknown still folds.
+Check EvalShape(const Node& node, const std::vector<const Tensor*>& inputs,
+                const std::vector<Tensor*>& outputs) {
+  const Tensor& x = *inputs[0];
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t start = node.GetInt("start", 0), end = node.GetInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  internal::Store(std::vector<int64_t>(x.shape.begin() + start, x.shape.begin() + end), outputs[0]);
+  return Check();
+}
+
 Check InferDropout(InferContext& c) {
   c.SameAsInput(0);
   // The optional mask is boolean in ONNX; Baton has no bool, uint8 holds it.
   if (c.NumOutputs() > 1) c.Output(DType::UInt8, c.S(0));
+  return Check();
+}
+
+// Inference-mode Dropout passes its input through.
+Check EvalDropout(const Node&, const std::vector<const Tensor*>& inputs,
+                  const std::vector<Tensor*>& outputs) {
+  outputs[0]->data = inputs[0]->data;
+  // The optional mask output is all ones in inference.
+  if (outputs.size() > 1 && outputs[1] != nullptr) {
+    outputs[1]->data.assign(outputs[1]->bytes(), 1);
+  }
   return Check();
 }
 
@@ -77,11 +103,13 @@ Check InferConstantValueImpl(InferContext& c, Tensor* out_value) {
 
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Shape", 1, 1, 1, 1, InferShape, false, schema::Op::Copy, 1, nullptr, nullptr, nullptr, true},
+    {"Shape", 1, 1, 1, 1, InferShape, false, schema::Op::Copy, 1, nullptr, nullptr, EvalShape, true},
     {"Constant", 0, 0, 1, 1, nullptr, false, schema::Op::Copy, 1, nullptr, nullptr, nullptr, false},
-    {"Dropout", 1, 3, 1, 2, InferDropout, false, schema::Op::Copy, 1, nullptr, nullptr, nullptr, false},
+    {"Dropout", 1, 3, 1, 2, InferDropout, false, schema::Op::Copy, 1, nullptr, nullptr, EvalDropout, false},
 };
+// clang-format on
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -20,11 +21,18 @@ Check InferSoftmax(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerSoftmax(flatbuffers::FlatBufferBuilder* b, const Graph& g,
+                                   const Node& n) {
+  return internal::LowerAxis(b, g, n, /*default_axis=*/-1, /*check_range=*/true);
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Softmax", 1, 1, 1, 1, InferSoftmax, true, schema::Op::Softmax, 1, nullptr, nullptr, nullptr, false},
+    {"Softmax", 1, 1, 1, 1, InferSoftmax, true, schema::Op::Softmax, 1, LowerSoftmax, nullptr, nullptr, false},
 };
+// clang-format on
 
 }  // namespace
 

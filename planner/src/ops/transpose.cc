@@ -4,6 +4,7 @@
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
+#include "ops/op_util.h"
 
 namespace baton::planner {
 namespace {
@@ -30,11 +31,44 @@ Check InferTranspose(InferContext& c) {
   return Check();
 }
 
+Result<LoweredParams> LowerTranspose(flatbuffers::FlatBufferBuilder* b, const Graph& g,
+                                     const Node& n) {
+  const size_t rank = internal::InputTensor(g, n, 0).shape.size();
+  std::vector<int64_t> perm = n.GetInts("perm");
+  if (perm.empty()) {
+    for (size_t a = 0; a < rank; ++a) perm.push_back(static_cast<int64_t>(rank - 1 - a));
+  }
+  if (perm.size() != rank) {
+    return Fail(internal::NodeWhere(n) + ": perm length does not match the rank");
+  }
+  const std::vector<int32_t> p32 = internal::I32(perm);
+  LoweredParams out;
+  out.type = schema::Params::TransposeParams;
+  out.offset = schema::CreateTransposeParamsDirect(*b, &p32).Union();
+  return out;
+}
+
+Check EvalTranspose(const Node& node, const std::vector<const Tensor*>& inputs,
+                    const std::vector<Tensor*>& outputs) {
+  const Tensor& x = *inputs[0];
+  const Shape in_strides = internal::Strides(x.shape);
+  Shape strides(x.shape.size());
+  std::vector<int64_t> perm = node.GetInts("perm");
+  if (perm.empty()) {
+    for (size_t d = x.shape.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  }
+  for (size_t d = 0; d < perm.size(); ++d) strides[d] = in_strides[perm[d]];
+  internal::CopyStrided(x, strides, /*base=*/0, outputs[0]);
+  return Check();
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
+// clang-format off
 const OpDef kOps[] = {
-    {"Transpose", 1, 1, 1, 1, InferTranspose, true, schema::Op::Transpose, 1, nullptr, nullptr, nullptr, false},
+    {"Transpose", 1, 1, 1, 1, InferTranspose, true, schema::Op::Transpose, 1, LowerTranspose, nullptr, EvalTranspose, false},
 };
+// clang-format on
 
 }  // namespace
 

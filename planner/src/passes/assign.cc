@@ -3,14 +3,129 @@
 #include <cstdlib>
 
 namespace baton::planner {
+namespace {
 
-Result<AssignRule> ParseAssignRule(const std::string& text) {
-  size_t eq = text.rfind('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    return Fail("--assign '" + text + "': expected PATTERN=DEVICE");
+// The nodes an --assign PATTERN selects.
+struct Selector {
+  enum class Kind { kName, kOpRank, kOp };
+  Kind kind = Kind::kOp;
+  std::string text;  // node name or op type
+  long rank = 0;     // kOpRank: the k of "Op#k"
+};
+
+Result<Selector> ParseSelector(const std::string& pattern) {
+  Selector s;
+  if (!pattern.empty() && pattern[0] == '@') {
+    s.kind = Selector::Kind::kName;
+    s.text = pattern.substr(1);
+  } else if (size_t hash = pattern.find('#'); hash != std::string::npos) {
+    s.kind = Selector::Kind::kOpRank;
+    s.text = pattern.substr(0, hash);
+    const std::string k_text = pattern.substr(hash + 1);
+    char* end = nullptr;
+    s.rank = std::strtol(k_text.c_str(), &end, 10);
+    if (k_text.empty() || *end != '\0' || s.rank < 0) {
+      return Fail("--assign " + pattern + ": expected Op#k with k >= 0");
+    }
+  } else {
+    s.text = pattern;
   }
-  return AssignRule{text.substr(0, eq), text.substr(eq + 1)};
+  return s;
 }
+
+// `op_rank`: the node's position among the nodes of its op type, in
+// topological order.
+bool Selects(const Selector& s, const Node& node, int op_rank) {
+  switch (s.kind) {
+    case Selector::Kind::kName:
+      return node.name == s.text;
+    case Selector::Kind::kOpRank:
+      return node.op == s.text && op_rank == s.rank;
+    case Selector::Kind::kOp:
+      return node.op == s.text;
+  }
+  return false;
+}
+
+// The k-th node of each op type, in topological order.
+Result<std::vector<int>> OpRanks(const Graph& g) {
+  BATON_ASSIGN_OR_RETURN(std::vector<int> topo, g.TopologicalOrder());
+  std::vector<int> op_rank(g.nodes.size(), 0);
+  std::map<std::string, int> seen;
+  for (int n : topo) op_rank[n] = seen[g.nodes[n].op]++;
+  return op_rank;
+}
+
+// The fallback device, or the device a node's annotation names.
+Result<std::vector<int>> AnnotatedDevices(const Graph& g, const Target& t) {
+  std::vector<int> device(g.nodes.size(), t.fallback);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    if (node.device.empty()) continue;
+    int d = t.FindDevice(node.device);
+    if (d < 0) {
+      return Fail("node '" + node.name + "': annotation names unknown device '" + node.device +
+                  "' (target '" + t.name + "')");
+    }
+    device[n] = d;
+  }
+  return device;
+}
+
+// Moves the nodes `rule` selects to its device and pins them; a rule that
+// selects nothing adds a warning to `p`.
+Check ApplyRule(const AssignRule& rule, const std::vector<int>& op_rank, Program* p,
+                std::vector<int>* device, std::vector<bool>* pinned) {
+  const Graph& g = p->graph;
+  const Target& t = p->target;
+  int d = t.FindDevice(rule.device);
+  if (d < 0) {
+    return Fail("--assign " + rule.pattern + "=" + rule.device + ": unknown device '" +
+                rule.device + "' (target '" + t.name + "')");
+  }
+  BATON_ASSIGN_OR_RETURN(Selector selector, ParseSelector(rule.pattern));
+  bool matched = false;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (Selects(selector, g.nodes[n], op_rank[n])) {
+      (*device)[n] = d;
+      (*pinned)[n] = true;
+      matched = true;
+    }
+  }
+  if (!matched) {
+    // Not an error: a rule set is often shared between models. The report
+    // lists it so a typo does not go unnoticed.
+    p->warnings.push_back("--assign " + rule.pattern + "=" + rule.device + " matched no node");
+  }
+  return {};
+}
+
+// Moves nodes their device cannot run to the fallback device, listing them
+// in p->fallbacks.
+Check ApplyFallbacks(Program* p, std::vector<int>* device) {
+  const Graph& g = p->graph;
+  const Target& t = p->target;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    int& dev = (*device)[n];
+    std::string why;
+    if (DeviceCanRun(g, t.devices[dev], node, &why)) continue;
+    std::string fallback_why;
+    if (!DeviceCanRun(g, t.devices[t.fallback], node, &fallback_why)) {
+      return Fail("node '" + node.name + "' (op " + node.op +
+                  "): no device can run it: " + t.devices[dev].name + ": " + why + "; fallback " +
+                  t.devices[t.fallback].name + ": " + fallback_why);
+    }
+    if (dev != t.fallback) {
+      p->fallbacks.push_back(
+          {node.name, node.op, t.devices[dev].name, t.devices[t.fallback].name, why});
+    }
+    dev = t.fallback;
+  }
+  return {};
+}
+
+}  // namespace
 
 bool DeviceCanRun(const Graph& g, const TargetDevice& dev, const Node& node, std::string* why) {
   if (!dev.Runs(node.op)) {
@@ -34,95 +149,22 @@ bool DeviceCanRun(const Graph& g, const TargetDevice& dev, const Node& node, std
   return true;
 }
 
-Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
-  const Graph& g = p->graph;
-  const Target& t = p->target;
-  BATON_ASSIGN_OR_RETURN(std::vector<int> topo, g.TopologicalOrder());
-  // k-th node of each op type, in topological order.
-  std::vector<int> op_rank(g.nodes.size(), 0);
-  std::map<std::string, int> seen;
-  for (int n : topo) op_rank[n] = seen[g.nodes[n].op]++;
+Result<AssignRule> ParseAssignRule(const std::string& text) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return Fail("--assign '" + text + "': expected PATTERN=DEVICE");
+  }
+  return AssignRule{text.substr(0, eq), text.substr(eq + 1)};
+}
 
-  std::vector<int> device(g.nodes.size(), t.fallback);
-  std::vector<bool> pinned(g.nodes.size(), false);
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
-    if (node.device.empty()) continue;
-    int d = t.FindDevice(node.device);
-    if (d < 0) {
-      return Fail("node '" + node.name + "': annotation names unknown device '" + node.device +
-                  "' (target '" + t.name + "')");
-    }
-    device[n] = d;
-    pinned[n] = true;
-  }
-  for (const AssignRule& rule : rules) {
-    int d = t.FindDevice(rule.device);
-    if (d < 0) {
-      return Fail("--assign " + rule.pattern + "=" + rule.device + ": unknown device '" +
-                  rule.device + "' (target '" + t.name + "')");
-    }
-    bool matched = false;
-    if (!rule.pattern.empty() && rule.pattern[0] == '@') {
-      const std::string name = rule.pattern.substr(1);
-      for (size_t n = 0; n < g.nodes.size(); ++n) {
-        if (g.nodes[n].name == name) {
-          device[n] = d;
-          pinned[n] = true;
-          matched = true;
-        }
-      }
-    } else if (size_t hash = rule.pattern.find('#'); hash != std::string::npos) {
-      const std::string op = rule.pattern.substr(0, hash);
-      const std::string k_text = rule.pattern.substr(hash + 1);
-      char* end = nullptr;
-      long k = std::strtol(k_text.c_str(), &end, 10);
-      if (k_text.empty() || *end != '\0' || k < 0) {
-        return Fail("--assign " + rule.pattern + ": expected Op#k with k >= 0");
-      }
-      for (size_t n = 0; n < g.nodes.size(); ++n) {
-        if (g.nodes[n].op == op && op_rank[n] == k) {
-          device[n] = d;
-          pinned[n] = true;
-          matched = true;
-        }
-      }
-    } else {
-      for (size_t n = 0; n < g.nodes.size(); ++n) {
-        if (g.nodes[n].op == rule.pattern) {
-          device[n] = d;
-          pinned[n] = true;
-          matched = true;
-        }
-      }
-    }
-    if (!matched) {
-      // Not an error: a rule set is often shared between models. The report
-      // lists it so a typo does not go unnoticed.
-      p->warnings.push_back("--assign " + rule.pattern + "=" + rule.device +
-                            " matched no node");
-    }
-  }
-  // Fallback for ops or dtypes the chosen device cannot handle.
-  auto can_run = [&](const TargetDevice& dev, const Node& node, std::string* why) {
-    return DeviceCanRun(g, dev, node, why);
-  };
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
-    std::string why;
-    if (can_run(t.devices[device[n]], node, &why)) continue;
-    std::string fallback_why;
-    if (!can_run(t.devices[t.fallback], node, &fallback_why)) {
-      return Fail("node '" + node.name + "' (op " + node.op + "): no device can run it: " +
-                  t.devices[device[n]].name + ": " + why + "; fallback " +
-                  t.devices[t.fallback].name + ": " + fallback_why);
-    }
-    if (device[n] != t.fallback) {
-      p->fallbacks.push_back({node.name, node.op, t.devices[device[n]].name,
-                              t.devices[t.fallback].name, why});
-    }
-    device[n] = t.fallback;
-  }
+Check AssignDevices(const std::vector<AssignRule>& rules, Program* p) {
+  BATON_ASSIGN_OR_RETURN(std::vector<int> op_rank, OpRanks(p->graph));
+  BATON_ASSIGN_OR_RETURN(std::vector<int> device, AnnotatedDevices(p->graph, p->target));
+  // Annotated nodes are pinned as well as rule-matched ones.
+  std::vector<bool> pinned(p->graph.nodes.size(), false);
+  for (size_t n = 0; n < p->graph.nodes.size(); ++n) pinned[n] = !p->graph.nodes[n].device.empty();
+  for (const AssignRule& rule : rules) BATON_TRY(ApplyRule(rule, op_rank, p, &device, &pinned));
+  BATON_TRY(ApplyFallbacks(p, &device));
   p->node_device = std::move(device);
   p->node_pinned = std::move(pinned);
   return {};

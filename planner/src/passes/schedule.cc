@@ -7,81 +7,107 @@
 
 namespace baton::planner {
 
+namespace {
+
+bool IsCopy(const Graph& g, int n) { return g.nodes[n].op == kCopyOp; }
+
+// --split: a node's stage counts the split nodes at or before it in
+// topological order.
+Check SplitStages(const std::vector<std::string>& split, const Graph& g,
+                  const std::vector<int>& topo, const std::vector<int>& producer,
+                  std::vector<int>* stage) {
+  std::set<std::string> names(split.begin(), split.end());
+  for (const std::string& s : split) {
+    bool found = false;
+    for (const Node& n : g.nodes) found |= n.name == s && n.op != kCopyOp;
+    if (!found) return Fail("--split: no node named '" + s + "'");
+  }
+  int current = 0;
+  for (int n : topo) {
+    if (IsCopy(g, n)) continue;
+    if (names.count(g.nodes[n].name)) ++current;
+    (*stage)[n] = current;
+  }
+  // Stages must not decrease along an edge (a later split node may sit on
+  // a side branch that is topologically earlier than its consumer).
+  for (int n : topo) {
+    for (int ti : g.nodes[n].inputs) {
+      if (ti >= 0 && producer[ti] >= 0 && !IsCopy(g, producer[ti])) {
+        (*stage)[n] = std::max((*stage)[n], (*stage)[producer[ti]]);
+      }
+    }
+  }
+  return {};
+}
+
+// A new stage at every device boundary, merged evenly down to in_flight.
+void DeviceBoundaryStages(const Program& p, const std::vector<int>& topo,
+                          const std::vector<int>& producer, std::vector<int>* stage) {
+  const Graph& g = p.graph;
+  // Copies are transparent (they carry the producer).
+  auto source = [&](int ti) {
+    int m = producer[ti];
+    while (m >= 0 && IsCopy(g, m)) m = producer[g.nodes[m].inputs[0]];
+    return m;
+  };
+  for (int n : topo) {
+    if (IsCopy(g, n)) continue;
+    for (int ti : g.nodes[n].inputs) {
+      if (ti < 0) continue;
+      int m = source(ti);
+      if (m < 0) continue;
+      int s = (*stage)[m] + (p.node_queue[m] != p.node_queue[n] ? 1 : 0);
+      (*stage)[n] = std::max((*stage)[n], s);
+    }
+  }
+  int max_stage = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) max_stage = std::max(max_stage, (*stage)[n]);
+  if (max_stage + 1 > p.in_flight) {
+    for (int& s : *stage) s = s * p.in_flight / (max_stage + 1);
+  }
+}
+
+// Copies: the producer's stage; graph-input copies: the first consumer's.
+// Then copy chains (routes) catch up with the copies they read.
+void CopyStages(const Graph& g, const std::vector<int>& topo, const std::vector<int>& producer,
+                std::vector<int>* stage) {
+  for (int n : topo) {
+    if (!IsCopy(g, n)) continue;
+    int src = producer[g.nodes[n].inputs[0]];
+    if (src >= 0) {
+      (*stage)[n] = (*stage)[src];
+    } else {
+      int s = INT32_MAX;
+      for (int c : topo) {
+        for (int ti : g.nodes[c].inputs) {
+          if (ti == g.nodes[n].outputs[0] && !IsCopy(g, c)) s = std::min(s, (*stage)[c]);
+        }
+      }
+      (*stage)[n] = s == INT32_MAX ? 0 : s;
+    }
+  }
+  for (int n : topo) {
+    for (int ti : g.nodes[n].inputs) {
+      if (ti >= 0 && producer[ti] >= 0 && (*stage)[producer[ti]] > (*stage)[n]) {
+        (*stage)[n] = (*stage)[producer[ti]];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Check AssignStages(const std::vector<std::string>& split, Program* p) {
   const Graph& g = p->graph;
   BATON_ASSIGN_OR_RETURN(std::vector<int> topo, g.TopologicalOrder());
   std::vector<int> producer = g.Producers();
   std::vector<int> stage(g.nodes.size(), 0);
-  auto is_copy = [&](int n) { return g.nodes[n].op == kCopyOp; };
   if (!split.empty()) {
-    std::set<std::string> names(split.begin(), split.end());
-    for (const std::string& s : split) {
-      bool found = false;
-      for (const Node& n : g.nodes) found |= n.name == s && n.op != kCopyOp;
-      if (!found) return Fail("--split: no node named '" + s + "'");
-    }
-    int current = 0;
-    for (int n : topo) {
-      if (is_copy(n)) continue;
-      if (names.count(g.nodes[n].name)) ++current;
-      stage[n] = current;
-    }
-    // Stages must not decrease along an edge (a later split node may sit on
-    // a side branch that is topologically earlier than its consumer).
-    for (int n : topo) {
-      for (int ti : g.nodes[n].inputs) {
-        if (ti >= 0 && producer[ti] >= 0 && !is_copy(producer[ti])) {
-          stage[n] = std::max(stage[n], stage[producer[ti]]);
-        }
-      }
-    }
+    BATON_TRY(SplitStages(split, g, topo, producer, &stage));
   } else if (p->in_flight > 1) {
-    // Device boundaries; copies are transparent (they carry the producer).
-    auto source = [&](int ti) {
-      int m = producer[ti];
-      while (m >= 0 && is_copy(m)) m = producer[g.nodes[m].inputs[0]];
-      return m;
-    };
-    for (int n : topo) {
-      if (is_copy(n)) continue;
-      for (int ti : g.nodes[n].inputs) {
-        if (ti < 0) continue;
-        int m = source(ti);
-        if (m < 0) continue;
-        int s = stage[m] + (p->node_queue[m] != p->node_queue[n] ? 1 : 0);
-        stage[n] = std::max(stage[n], s);
-      }
-    }
-    int max_stage = 0;
-    for (size_t n = 0; n < g.nodes.size(); ++n) max_stage = std::max(max_stage, stage[n]);
-    if (max_stage + 1 > p->in_flight) {
-      for (int& s : stage) s = s * p->in_flight / (max_stage + 1);
-    }
+    DeviceBoundaryStages(*p, topo, producer, &stage);
   }
-  // Copies: the producer's stage; graph-input copies: the first consumer's.
-  for (int n : topo) {
-    if (!is_copy(n)) continue;
-    int src = producer[g.nodes[n].inputs[0]];
-    if (src >= 0) {
-      stage[n] = stage[src];
-    } else {
-      int s = INT32_MAX;
-      for (int c : topo) {
-        for (int ti : g.nodes[c].inputs) {
-          if (ti == g.nodes[n].outputs[0] && !is_copy(c)) s = std::min(s, stage[c]);
-        }
-      }
-      stage[n] = s == INT32_MAX ? 0 : s;
-    }
-  }
-  // Copy chains of inputs: consumers of a copy may be copies (routes).
-  for (int n : topo) {
-    for (int ti : g.nodes[n].inputs) {
-      if (ti >= 0 && producer[ti] >= 0 && stage[producer[ti]] > stage[n]) {
-        stage[n] = stage[producer[ti]];
-      }
-    }
-  }
+  CopyStages(g, topo, producer, &stage);
   p->node_stage = stage;
   p->num_stages = 1 + *std::max_element(stage.begin(), stage.end());
   return {};

@@ -3,8 +3,8 @@
 
 #include <math.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -23,8 +23,6 @@ float Clamp01(float v) {
   v = v < 0.0f ? 0.0f : v;
   return v > 1.0f ? 1.0f : v;
 }
-
-}  // namespace
 
 Status UnaryPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
@@ -79,6 +77,19 @@ Status HardSigmoidEval(const KernelCall& call) {
 Status HardSwishEval(const KernelCall& call) {
   return Map(call, [](float v) { return v * Clamp01(v * (1.0f / 6.0f) + 0.5f); });
 }
+
+}  // namespace
+
+constexpr KernelEntry kActivationEntries[] = {
+    {Op::Relu, kAllDeviceKinds, UnaryPrepare, ReluEval, nullptr},
+    {Op::LeakyRelu, kAllDeviceKinds, ActivationPrepare, LeakyReluEval, nullptr},
+    {Op::Clip, kAllDeviceKinds, ActivationPrepare, ClipEval, nullptr},
+    {Op::Sigmoid, kAllDeviceKinds, UnaryPrepare, SigmoidEval, nullptr},
+    {Op::Tanh, kAllDeviceKinds, UnaryPrepare, TanhEval, nullptr},
+    {Op::HardSigmoid, kAllDeviceKinds, ActivationPrepare, HardSigmoidEval, nullptr},
+    {Op::HardSwish, kAllDeviceKinds, UnaryPrepare, HardSwishEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Activation, kActivationEntries);
 
 }  // namespace kernels
 }  // namespace baton

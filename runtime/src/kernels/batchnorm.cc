@@ -4,11 +4,12 @@
 
 #include <math.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
+namespace {
 
 Status BatchNormPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 5, 5, 1));
@@ -48,6 +49,13 @@ Status BatchNormEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kBatchNormEntries[] = {
+    {Op::BatchNormalization, kAllDeviceKinds, BatchNormPrepare, BatchNormEval, nullptr},
+};
+BATON_KERNEL_FAMILY(BatchNorm, kBatchNormEntries);
 
 }  // namespace kernels
 }  // namespace baton

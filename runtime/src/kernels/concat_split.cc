@@ -5,8 +5,8 @@
 
 #include <string.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -40,7 +40,24 @@ int32_t AxisOf(const KernelCall& call) {
   return p ? p->axis() : -1;
 }
 
-}  // namespace
+// Concat (to_whole) or Split: per index of the dims before the axis, one
+// chunk per part, in order; a chunk already in place is not copied.
+void CopyParts(const TensorArg& whole, const TensorArg* parts, uint32_t count, int32_t axis_param,
+               bool to_whole) {
+  const uint32_t axis = static_cast<uint32_t>(axis_param);
+  const int64_t outer = DimProduct(whole, 0, axis);
+  const size_t unit =
+      static_cast<size_t>(DimProduct(whole, axis + 1, whole.rank())) * DTypeSize(whole.dtype());
+  uint8_t* w = static_cast<uint8_t*>(whole.data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (uint32_t i = 0; i < count; ++i) {
+      const size_t chunk = static_cast<size_t>(parts[i].dim(axis)) * unit;
+      uint8_t* p = static_cast<uint8_t*>(parts[i].data) + static_cast<size_t>(o) * chunk;
+      if (p != w) memcpy(to_whole ? w : p, to_whole ? p : w, chunk);
+      w += chunk;
+    }
+  }
+}
 
 Status ConcatPrepare(const KernelCall& call) {
   BATON_KCHECK(call.num_inputs >= 1 && call.num_outputs == 1, "Concat needs inputs, one output");
@@ -50,20 +67,7 @@ Status ConcatPrepare(const KernelCall& call) {
 }
 
 Status ConcatEval(const KernelCall& call) {
-  const TensorArg& y = call.outputs[0];
-  const uint32_t axis = static_cast<uint32_t>(AxisOf(call));
-  const int64_t outer = DimProduct(y, 0, axis);
-  const size_t unit = static_cast<size_t>(DimProduct(y, axis + 1, y.rank())) * DTypeSize(y.dtype());
-  uint8_t* dst = static_cast<uint8_t*>(y.data);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (uint32_t i = 0; i < call.num_inputs; ++i) {
-      const TensorArg& x = call.inputs[i];
-      const size_t chunk = static_cast<size_t>(x.dim(axis)) * unit;
-      const uint8_t* src = static_cast<const uint8_t*>(x.data) + static_cast<size_t>(o) * chunk;
-      if (src != dst) memcpy(dst, src, chunk);
-      dst += chunk;
-    }
-  }
+  CopyParts(call.outputs[0], call.inputs, call.num_inputs, AxisOf(call), true);
   return Status::Ok();
 }
 
@@ -76,22 +80,17 @@ Status SplitPrepare(const KernelCall& call) {
 }
 
 Status SplitEval(const KernelCall& call) {
-  const TensorArg& x = call.inputs[0];
-  const uint32_t axis = static_cast<uint32_t>(AxisOf(call));
-  const int64_t outer = DimProduct(x, 0, axis);
-  const size_t unit = static_cast<size_t>(DimProduct(x, axis + 1, x.rank())) * DTypeSize(x.dtype());
-  const uint8_t* src = static_cast<const uint8_t*>(x.data);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (uint32_t i = 0; i < call.num_outputs; ++i) {
-      const TensorArg& y = call.outputs[i];
-      const size_t chunk = static_cast<size_t>(y.dim(axis)) * unit;
-      uint8_t* dst = static_cast<uint8_t*>(y.data) + static_cast<size_t>(o) * chunk;
-      if (src != dst) memcpy(dst, src, chunk);
-      src += chunk;
-    }
-  }
+  CopyParts(call.inputs[0], call.outputs, call.num_outputs, AxisOf(call), false);
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kConcatSplitEntries[] = {
+    {Op::Concat, kAllDeviceKinds, ConcatPrepare, ConcatEval, nullptr},
+    {Op::Split, kAllDeviceKinds, SplitPrepare, SplitEval, nullptr},
+};
+BATON_KERNEL_FAMILY(ConcatSplit, kConcatSplitEntries);
 
 }  // namespace kernels
 }  // namespace baton

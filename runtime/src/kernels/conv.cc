@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "gemm_core.h"
-#include "kernels_internal.h"
+#include "kernel_family.h"
 
 namespace baton {
 namespace kernels {
@@ -156,8 +156,6 @@ void PackBIm2col(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc
   }
 }
 
-}  // namespace
-
 Status ConvPrepare(const KernelCall& call) {
   ConvGeom g;
   Clamp clamp;
@@ -222,6 +220,13 @@ Status ConvEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kConvEntries[] = {
+    {Op::Conv, kAllDeviceKinds, ConvPrepare, ConvEval, ConvWorkspaceBytes},
+};
+BATON_KERNEL_FAMILY(Conv, kConvEntries);
 
 }  // namespace kernels
 }  // namespace baton

@@ -6,11 +6,12 @@
 
 #include <string.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
+namespace {
 
 Status CopyPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 1, 2, 1));
@@ -28,6 +29,18 @@ Status CopyEval(const KernelCall& call) {
   if (dst != x.data) memmove(dst, x.data, ByteSize(x));
   return Status::Ok();
 }
+
+}  // namespace
+
+// Every op of the family is the same byte copy.
+constexpr KernelEntry CopyRow(Op op) {
+  return {op, kAllDeviceKinds, CopyPrepare, CopyEval, nullptr};
+}
+
+constexpr KernelEntry kCopyEntries[] = {CopyRow(Op::Copy),      CopyRow(Op::Reshape),
+                                        CopyRow(Op::Flatten),   CopyRow(Op::Squeeze),
+                                        CopyRow(Op::Unsqueeze), CopyRow(Op::Identity)};
+BATON_KERNEL_FAMILY(Copy, kCopyEntries);
 
 }  // namespace kernels
 }  // namespace baton

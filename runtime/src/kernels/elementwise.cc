@@ -3,8 +3,8 @@
 // tight loop specialized for contiguous / scalar operands.
 
 #include "broadcast.h"
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -78,8 +78,6 @@ Status BinaryEval(const KernelCall& call) {
   return Status::Ok();
 }
 
-}  // namespace
-
 Status BinaryPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 2, 2, 1));
   BATON_RETURN_IF_ERROR(CheckAllF32(call));
@@ -87,10 +85,15 @@ Status BinaryPrepare(const KernelCall& call) {
   return MakeBroadcast2(call.inputs[0], call.inputs[1], call.outputs[0], &bc);
 }
 
-Status AddEval(const KernelCall& call) { return BinaryEval<AddOp>(call); }
-Status SubEval(const KernelCall& call) { return BinaryEval<SubOp>(call); }
-Status MulEval(const KernelCall& call) { return BinaryEval<MulOp>(call); }
-Status DivEval(const KernelCall& call) { return BinaryEval<DivOp>(call); }
+}  // namespace
+
+constexpr KernelEntry kElementwiseEntries[] = {
+    {Op::Add, kAllDeviceKinds, BinaryPrepare, BinaryEval<AddOp>, nullptr},
+    {Op::Sub, kAllDeviceKinds, BinaryPrepare, BinaryEval<SubOp>, nullptr},
+    {Op::Mul, kAllDeviceKinds, BinaryPrepare, BinaryEval<MulOp>, nullptr},
+    {Op::Div, kAllDeviceKinds, BinaryPrepare, BinaryEval<DivOp>, nullptr},
+};
+BATON_KERNEL_FAMILY(Elementwise, kElementwiseEntries);
 
 }  // namespace kernels
 }  // namespace baton

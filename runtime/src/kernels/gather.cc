@@ -5,8 +5,8 @@
 
 #include <string.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -16,8 +16,6 @@ uint32_t AxisOf(const KernelCall& call) {
   const schema::AxisParams* p = call.node->params_as_AxisParams();
   return p ? static_cast<uint32_t>(p->axis()) : 0;
 }
-
-}  // namespace
 
 Status GatherPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 2, 2, 1));
@@ -73,6 +71,13 @@ Status GatherEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kGatherEntries[] = {
+    {Op::Gather, kAllDeviceKinds, GatherPrepare, GatherEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Gather, kGatherEntries);
 
 }  // namespace kernels
 }  // namespace baton

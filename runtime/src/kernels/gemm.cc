@@ -3,8 +3,8 @@
 // accumulates into it; alpha is folded into the packing of A.
 
 #include "gemm_core.h"
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -55,8 +55,6 @@ Status ParseGemm(const KernelCall& call, GemmShape* out) {
 // A single row (batch-1 classifiers) runs as a matrix-vector product.
 size_t WorkspaceFor(const GemmShape& s) { return s.m == 1 ? 0 : GemmWorkspaceBytes(s.m, s.n, s.k); }
 
-}  // namespace
-
 Status GemmPrepare(const KernelCall& call) {
   GemmShape s;
   BATON_RETURN_IF_ERROR(ParseGemm(call, &s));
@@ -106,6 +104,13 @@ Status GemmEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kGemmEntries[] = {
+    {Op::Gemm, kAllDeviceKinds, GemmPrepare, GemmEval, GemmOpWorkspaceBytes},
+};
+BATON_KERNEL_FAMILY(Gemm, kGemmEntries);
 
 }  // namespace kernels
 }  // namespace baton

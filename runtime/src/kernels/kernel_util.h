@@ -90,6 +90,20 @@ inline int64_t DimProduct(const TensorArg& t, uint32_t begin, uint32_t end) {
   return n;
 }
 
+// x[0] + ... + x[n-1], summed in eight partial sums (vectorizable without
+// reassociation flags), then the tail, then the partial sums in order.
+inline float SumF32(const float* x, int64_t n) {
+  float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
+  }
+  float sum = 0.0f;
+  for (; i < n; ++i) sum += x[i];
+  for (int j = 0; j < 8; ++j) sum += acc[j];
+  return sum;
+}
+
 // Fused output clamp; disabled means (-inf, +inf).
 struct Clamp {
   float lo = -std::numeric_limits<float>::infinity();

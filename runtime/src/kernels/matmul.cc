@@ -3,8 +3,8 @@
 // matrix, A's batch folds into the GEMM's M dimension.
 
 #include "gemm_core.h"
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -80,8 +80,6 @@ size_t WorkspaceFor(const MatMulShape& s) {
   return GemmWorkspaceBytes(GemmRows(s), s.n, s.k);
 }
 
-}  // namespace
-
 Status MatMulPrepare(const KernelCall& call) {
   MatMulShape s;
   BATON_RETURN_IF_ERROR(ParseMatMul(call, &s));
@@ -130,6 +128,13 @@ Status MatMulEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kMatMulEntries[] = {
+    {Op::MatMul, kAllDeviceKinds, MatMulPrepare, MatMulEval, MatMulWorkspaceBytes},
+};
+BATON_KERNEL_FAMILY(MatMul, kMatMulEntries);
 
 }  // namespace kernels
 }  // namespace baton

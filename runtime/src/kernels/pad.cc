@@ -6,8 +6,9 @@
 
 #include <string.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
+#include "layout.h"
 
 namespace baton {
 namespace kernels {
@@ -29,33 +30,26 @@ int64_t SourceIndex(int64_t i, int64_t n, uint8_t mode) {
   return -1;
 }
 
+template <typename T>
+void StoreAs(float value, uint8_t* out) {
+  const T v = static_cast<T>(value);
+  memcpy(out, &v, sizeof(T));
+}
+
 // The pad value as `esize` bytes of the tensor's dtype.
 void FillBytes(DType dtype, float value, uint8_t out[8]) {
   memset(out, 0, 8);
   switch (dtype) {
     case DType::Float32:
-      memcpy(out, &value, 4);
-      break;
-    case DType::Int32: {
-      const int32_t v = static_cast<int32_t>(value);
-      memcpy(out, &v, 4);
-      break;
-    }
-    case DType::Int64: {
-      const int64_t v = static_cast<int64_t>(value);
-      memcpy(out, &v, 8);
-      break;
-    }
-    case DType::UInt8: {
-      const uint8_t v = static_cast<uint8_t>(value);
-      memcpy(out, &v, 1);
-      break;
-    }
-    case DType::Int8: {
-      const int8_t v = static_cast<int8_t>(value);
-      memcpy(out, &v, 1);
-      break;
-    }
+      return StoreAs<float>(value, out);
+    case DType::Int32:
+      return StoreAs<int32_t>(value, out);
+    case DType::Int64:
+      return StoreAs<int64_t>(value, out);
+    case DType::UInt8:
+      return StoreAs<uint8_t>(value, out);
+    case DType::Int8:
+      return StoreAs<int8_t>(value, out);
   }
 }
 
@@ -70,15 +64,11 @@ void Fill(uint8_t* dst, int64_t n, const uint8_t* value, size_t esize) {
   for (int64_t i = 0; i < n; ++i) memcpy(dst + static_cast<size_t>(i) * esize, value, esize);
 }
 
-}  // namespace
-
 Status PadPrepare(const KernelCall& call) {
-  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 4, 1));
+  BATON_RETURN_IF_ERROR(CheckLayoutPrepare(call, 4, BATON_MSG("Pad dtype mismatch"),
+                                           BATON_MSG("Pad output rank != input rank")));
   const TensorArg& x = call.inputs[0];
   const TensorArg& y = call.outputs[0];
-  BATON_RETURN_IF_ERROR(CheckRank(x));
-  BATON_KCHECK(x.dtype() == y.dtype() && DTypeSize(x.dtype()) != 0, "Pad dtype mismatch");
-  BATON_KCHECK(x.rank() == y.rank(), "Pad output rank != input rank");
   const schema::PadParams* p = call.node->params_as_PadParams();
   BATON_KCHECK(p != nullptr && p->pads() != nullptr, "Pad needs PadParams");
   const uint32_t r = x.rank();
@@ -111,11 +101,7 @@ Status PadEval(const KernelCall& call) {
     return Status::Ok();
   }
   int64_t stride[kMaxRank];  // input element strides
-  int64_t run = 1;
-  for (int32_t d = static_cast<int32_t>(r) - 1; d >= 0; --d) {
-    stride[d] = run;
-    run *= x.dim(static_cast<uint32_t>(d));
-  }
+  ContiguousStrides(x, stride);
   const uint32_t inner = r - 1;
   const int64_t in_w = x.dim(inner);
   const int64_t out_w = y.dim(inner);
@@ -167,6 +153,13 @@ Status PadEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kPadEntries[] = {
+    {Op::Pad, kAllDeviceKinds, PadPrepare, PadEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Pad, kPadEntries);
 
 }  // namespace kernels
 }  // namespace baton

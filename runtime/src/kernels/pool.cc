@@ -8,8 +8,8 @@
 
 #include <limits>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 #include "window.h"
 
 namespace baton {
@@ -75,51 +75,49 @@ void PoolRow(const Window2d& g, const float* x, int64_t oy, float* __restrict yr
   }
 }
 
-}  // namespace
-
 Status PoolPrepare(const KernelCall& call) {
   Window2d g;
   bool include_pad;
   return ParsePool(call, &g, &include_pad);
 }
 
-Status MaxPoolEval(const KernelCall& call) {
+// PoolRow<Op> over every output row of every (n, c) plane; each row is then
+// handed to finish(g, include_pad, oy, row).
+template <typename Op, typename Finish>
+Status WindowPoolEval(const KernelCall& call, Finish finish) {
   Window2d g;
   bool include_pad;
   BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
   const float* x = call.inputs[0].f32();
   float* y = call.outputs[0].f32();
-  for (int64_t p = 0; p < g.n * g.c; ++p) {
-    const float* xp = x + p * g.h * g.w;
-    float* yp = y + p * g.oh * g.ow;
-    for (int64_t oy = 0; oy < g.oh; ++oy) PoolRow<MaxOp>(g, xp, oy, yp + oy * g.ow);
-  }
-  return Status::Ok();
-}
-
-Status AveragePoolEval(const KernelCall& call) {
-  Window2d g;
-  bool include_pad;
-  BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
-  const float* x = call.inputs[0].f32();
-  float* y = call.outputs[0].f32();
-  // Bounds that count towards the divisor.
-  const int64_t y_lo = include_pad ? -g.pt : 0, y_hi = include_pad ? g.h + g.pb : g.h;
-  const int64_t x_lo = include_pad ? -g.pl : 0, x_hi = include_pad ? g.w + g.pr : g.w;
   for (int64_t p = 0; p < g.n * g.c; ++p) {
     const float* xp = x + p * g.h * g.w;
     float* yp = y + p * g.oh * g.ow;
     for (int64_t oy = 0; oy < g.oh; ++oy) {
       float* yr = yp + oy * g.ow;
-      PoolRow<SumOp>(g, xp, oy, yr);
-      const int64_t cy = Window2d::TapsIn(oy * g.sh - g.pt, g.kh, g.dh, y_lo, y_hi);
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const int64_t count = cy * Window2d::TapsIn(ox * g.sw - g.pl, g.kw, g.dw, x_lo, x_hi);
-        yr[ox] = count > 0 ? yr[ox] / static_cast<float>(count) : 0.0f;
-      }
+      PoolRow<Op>(g, xp, oy, yr);
+      finish(g, include_pad, oy, yr);
     }
   }
   return Status::Ok();
+}
+
+Status MaxPoolEval(const KernelCall& call) {
+  return WindowPoolEval<MaxOp>(call, [](const Window2d&, bool, int64_t, float*) {});
+}
+
+Status AveragePoolEval(const KernelCall& call) {
+  return WindowPoolEval<SumOp>(
+      call, [](const Window2d& g, bool include_pad, int64_t oy, float* yr) {
+        // Bounds that count towards the divisor.
+        const int64_t y_lo = include_pad ? -g.pt : 0, y_hi = include_pad ? g.h + g.pb : g.h;
+        const int64_t x_lo = include_pad ? -g.pl : 0, x_hi = include_pad ? g.w + g.pr : g.w;
+        const int64_t cy = Window2d::TapsIn(oy * g.sh - g.pt, g.kh, g.dh, y_lo, y_hi);
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          const int64_t count = cy * Window2d::TapsIn(ox * g.sw - g.pl, g.kw, g.dw, x_lo, x_hi);
+          yr[ox] = count > 0 ? yr[ox] / static_cast<float>(count) : 0.0f;
+        }
+      });
 }
 
 Status GlobalPoolPrepare(const KernelCall& call) {
@@ -135,43 +133,41 @@ Status GlobalPoolPrepare(const KernelCall& call) {
   return Status::Ok();
 }
 
-Status GlobalAveragePoolEval(const KernelCall& call) {
+// y[p] = reduce(plane p, its size) for every (n, c) plane.
+template <typename Reduce>
+Status GlobalPoolEval(const KernelCall& call, Reduce reduce) {
   const TensorArg& x = call.inputs[0];
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t size = DimProduct(x, 2, x.rank());
   const float* xp = x.f32();
   float* y = call.outputs[0].f32();
-  const float inv = size > 0 ? 1.0f / static_cast<float>(size) : 0.0f;
-  for (int64_t p = 0; p < planes; ++p) {
-    // Eight partial sums: vectorizable without reassociation flags.
-    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    const float* s = xp + p * size;
-    int64_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-      for (int j = 0; j < 8; ++j) acc[j] += s[i + j];
-    }
-    float sum = 0.0f;
-    for (; i < size; ++i) sum += s[i];
-    for (int j = 0; j < 8; ++j) sum += acc[j];
-    y[p] = sum * inv;
-  }
+  for (int64_t p = 0; p < planes; ++p) y[p] = reduce(xp + p * size, size);
   return Status::Ok();
 }
 
+Status GlobalAveragePoolEval(const KernelCall& call) {
+  return GlobalPoolEval(call, [](const float* s, int64_t size) {
+    return SumF32(s, size) * (size > 0 ? 1.0f / static_cast<float>(size) : 0.0f);
+  });
+}
+
 Status GlobalMaxPoolEval(const KernelCall& call) {
-  const TensorArg& x = call.inputs[0];
-  const int64_t planes = x.dim(0) * x.dim(1);
-  const int64_t size = DimProduct(x, 2, x.rank());
-  const float* xp = x.f32();
-  float* y = call.outputs[0].f32();
-  for (int64_t p = 0; p < planes; ++p) {
-    const float* s = xp + p * size;
+  return GlobalPoolEval(call, [](const float* s, int64_t size) {
     float m = -std::numeric_limits<float>::infinity();
     for (int64_t i = 0; i < size; ++i) m = s[i] > m ? s[i] : m;
-    y[p] = m;
-  }
-  return Status::Ok();
+    return m;
+  });
 }
+
+}  // namespace
+
+constexpr KernelEntry kPoolEntries[] = {
+    {Op::MaxPool, kAllDeviceKinds, PoolPrepare, MaxPoolEval, nullptr},
+    {Op::AveragePool, kAllDeviceKinds, PoolPrepare, AveragePoolEval, nullptr},
+    {Op::GlobalAveragePool, kAllDeviceKinds, GlobalPoolPrepare, GlobalAveragePoolEval, nullptr},
+    {Op::GlobalMaxPool, kAllDeviceKinds, GlobalPoolPrepare, GlobalMaxPoolEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Pool, kPoolEntries);
 
 }  // namespace kernels
 }  // namespace baton

@@ -3,8 +3,8 @@
 // tensor already carries. Runs of reduced / kept axes are collapsed, then the
 // input is walked once in memory order, adding into the output.
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
@@ -31,8 +31,6 @@ Status ReducedAxes(const KernelCall& call, uint32_t* out_mask) {
   *out_mask = mask;
   return Status::Ok();
 }
-
-}  // namespace
 
 Status ReduceMeanPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
@@ -103,15 +101,7 @@ Status ReduceMeanEval(const KernelCall& call) {
   for (int64_t t = 0; t < rows; ++t) {
     const float* xr = x + t * len;
     if (red[inner]) {
-      float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-      int64_t i = 0;
-      for (; i + 8 <= len; i += 8) {
-        for (int j = 0; j < 8; ++j) acc[j] += xr[i + j];
-      }
-      float sum = 0.0f;
-      for (; i < len; ++i) sum += xr[i];
-      for (int j = 0; j < 8; ++j) sum += acc[j];
-      y[o] += sum;
+      y[o] += SumF32(xr, len);
     } else {
       float* yr = y + o;
       for (int64_t i = 0; i < len; ++i) yr[i] += xr[i];
@@ -127,6 +117,13 @@ Status ReduceMeanEval(const KernelCall& call) {
   for (int64_t i = 0; i < out_elems; ++i) y[i] *= inv;
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kReduceEntries[] = {
+    {Op::ReduceMean, kAllDeviceKinds, ReduceMeanPrepare, ReduceMeanEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Reduce, kReduceEntries);
 
 }  // namespace kernels
 }  // namespace baton

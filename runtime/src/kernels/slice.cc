@@ -4,20 +4,19 @@
 // dimension. Output index i along d reads input index starts[d] + i*steps[d].
 // Extra inputs (ONNX starts/ends/axes/steps tensors) are ignored.
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
-#include "strided_copy.h"
+#include "layout.h"
 
 namespace baton {
 namespace kernels {
+namespace {
 
 Status SlicePrepare(const KernelCall& call) {
-  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 5, 1));
+  BATON_RETURN_IF_ERROR(CheckLayoutPrepare(call, 5, BATON_MSG("Slice dtype mismatch"),
+                                           BATON_MSG("Slice output rank != input rank")));
   const TensorArg& x = call.inputs[0];
   const TensorArg& y = call.outputs[0];
-  BATON_RETURN_IF_ERROR(CheckRank(x));
-  BATON_KCHECK(x.dtype() == y.dtype() && DTypeSize(x.dtype()) != 0, "Slice dtype mismatch");
-  BATON_KCHECK(x.rank() == y.rank(), "Slice output rank != input rank");
   const schema::SliceParams* p = call.node->params_as_SliceParams();
   BATON_KCHECK(p != nullptr && p->starts() && p->steps(), "Slice needs SliceParams");
   const uint32_t r = x.rank();
@@ -52,43 +51,27 @@ Status SliceEval(const KernelCall& call) {
   const TensorArg& y = call.outputs[0];
   const schema::SliceParams* p = call.node->params_as_SliceParams();
   const uint32_t r = x.rank();
-  const size_t esize = DTypeSize(x.dtype());
   if (y.elements() == 0) return Status::Ok();
-  if (r == 0) {
-    memcpy(y.data, x.data, esize);
-    return Status::Ok();
-  }
   int64_t stride[kMaxRank];  // input element strides
-  int64_t run = 1;
-  for (int32_t d = static_cast<int32_t>(r) - 1; d >= 0; --d) {
-    stride[d] = run;
-    run *= x.dim(static_cast<uint32_t>(d));
-  }
+  ContiguousStrides(x, stride);
+  int64_t size[kMaxRank];
   int64_t base = 0;        // input offset of output element 0
   int64_t step[kMaxRank];  // input offset per output index, per dim
   for (uint32_t d = 0; d < r; ++d) {
+    size[d] = y.dim(d);
     base += p->starts()->Get(d) * stride[d];
     step[d] = p->steps()->Get(d) * stride[d];
   }
-  const uint32_t inner = r - 1;
-  const int64_t len = y.dim(inner);
-  const int64_t rows = y.elements() / len;
-  const uint8_t* src = static_cast<const uint8_t*>(x.data);
-  uint8_t* dst = static_cast<uint8_t*>(y.data);
-  int64_t index[kMaxRank] = {};
-  int64_t off = base;
-  for (int64_t t = 0; t < rows; ++t) {
-    CopyStrided(dst, src + off * static_cast<int64_t>(esize), len, step[inner], esize);
-    dst += static_cast<size_t>(len) * esize;
-    for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
-      off += step[d];
-      if (++index[d] < y.dim(static_cast<uint32_t>(d))) break;
-      off -= step[d] * y.dim(static_cast<uint32_t>(d));
-      index[d] = 0;
-    }
-  }
+  CopyStridedView(y.data, x.data, base, size, step, r, DTypeSize(x.dtype()));
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kSliceEntries[] = {
+    {Op::Slice, kAllDeviceKinds, SlicePrepare, SliceEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Slice, kSliceEntries);
 
 }  // namespace kernels
 }  // namespace baton

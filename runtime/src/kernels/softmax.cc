@@ -3,11 +3,12 @@
 
 #include <math.h>
 
+#include "kernel_family.h"
 #include "kernel_util.h"
-#include "kernels_internal.h"
 
 namespace baton {
 namespace kernels {
+namespace {
 
 Status SoftmaxPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
@@ -48,6 +49,13 @@ Status SoftmaxEval(const KernelCall& call) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+constexpr KernelEntry kSoftmaxEntries[] = {
+    {Op::Softmax, kAllDeviceKinds, SoftmaxPrepare, SoftmaxEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Softmax, kSoftmaxEntries);
 
 }  // namespace kernels
 }  // namespace baton

@@ -104,5 +104,32 @@ TEST(ImportJson, UndefinedGraphOutput) {
   EXPECT_NE(e.find("zz"), std::string::npos) << e;
 }
 
+// The messages of the shared JSON field readers (import/json_fields.h), word
+// for word.
+TEST(ImportJson, FieldErrorsNameTheEntry) {
+  struct Case {
+    std::string from, to, message;
+  };
+  const Case cases[] = {
+      {R"({"name": "g",)", R"([)", "g.json: invalid JSON: "},
+      {R"("initializers": [{"name": "w")", R"("initializers": [{"name": "")",
+       "g.json: initializers[0]: needs a non-empty string 'name'"},
+      {R"("initializers": [{)", R"("initializers": 3, "x": [{)",
+       "g.json: 'initializers' must be a list"},
+      {R"("inputs": [{"name": "x")", R"("inputs": [{"name": "w")",
+       "g.json: input 'w': duplicate tensor name"},
+      {R"("inputs": [{"name": "x")", R"("inputs": [{"nam": "x")",
+       "g.json: inputs[0]: needs a non-empty string 'name'"},
+      {R"("inputs": ["c"])", R"("inputs": "c")", "g.json: node 'relu': 'inputs' must be a list"},
+      {R"({"name": "relu")", R"({"name": 5)", "g.json: nodes[1]: needs a non-empty string 'name'"},
+      {R"("nodes": [)", R"("nodes": {}, "x": [)", "g.json: 'nodes' must be a list"},
+  };
+  for (const Case& c : cases) {
+    std::string e = Error(Replace(kGood, c.from, c.to));
+    EXPECT_EQ(e.substr(0, c.message.size()), c.message) << c.to;
+  }
+  EXPECT_EQ(Error("[1]"), "g.json: the graph must be a JSON object");
+}
+
 }  // namespace
 }  // namespace baton::planner

@@ -174,15 +174,8 @@ void Minimize(ComponentState& s, int64_t floor_bytes, Clock::time_point deadline
   }
 }
 
-}  // namespace
-
-Result<PackSolution> Pack(const PackProblem& problem) {
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      start + std::chrono::duration_cast<Clock::duration>(
-                  std::chrono::duration<double>(std::min(problem.time_limit_s, 1e7)));
-  BATON_TRY(ValidateProblem(problem));
-
+// The components of a validated problem, each with its greedy packing.
+std::vector<ComponentState> StartComponents(const PackProblem& problem) {
   const int n = static_cast<int>(problem.buffers.size());
   std::vector<int64_t> lower(n), upper(n), bytes(n);
   for (int i = 0; i < n; ++i) {
@@ -201,71 +194,92 @@ Result<PackSolution> Pack(const PackProblem& problem) {
     s.lower_bound = s.c.lower_bound_bytes;
     states.push_back(std::move(s));
   }
+  return states;
+}
+
+// Brings one component within `capacity`, or says why it could not.
+Check FitComponent(ComponentState& s, int64_t capacity, Clock::time_point deadline) {
+  if (s.height <= capacity) return {};
+  if (s.lower_bound > capacity) {
+    return Fail("pack: no packing fits within " + std::to_string(capacity) +
+                " bytes: " + std::to_string(s.lower_bound) + " bytes are live at one time");
+  }
+  // Hill climbing rarely meets a capacity the greedy missed; the exact
+  // search does it faster where it applies.
+  const bool exact = Exact(s.c);
+  if (!exact) Climb(s, capacity, INT64_MAX, deadline);
+  if (s.height <= capacity) return {};
+  if (!exact) {
+    return Fail("pack: no packing within " + std::to_string(capacity) +
+                " bytes found in the time limit (best " + std::to_string(s.height) + " bytes; " +
+                std::to_string(s.c.n) + " buffers conflict too much for the exact search)");
+  }
+  const SearchOutcome r = Decide(s, capacity, deadline);
+  if (r == SearchOutcome::kInfeasible) {
+    return Fail("pack: no packing fits within " + std::to_string(capacity) +
+                " bytes (proven by exhaustive search)");
+  }
+  if (r != SearchOutcome::kFound) {
+    return Fail("pack: no packing within " + std::to_string(capacity) +
+                " bytes found in the time limit (best " + std::to_string(s.height) + " bytes)");
+  }
+  return {};
+}
+
+// Works on the component that sets the height, down to the next highest (or
+// the lower bound); stops when it cannot go lower or time runs out.
+void MinimizeHeight(std::vector<ComponentState>& states, Clock::time_point deadline) {
+  int64_t bound = 0;
+  for (const ComponentState& s : states) bound = std::max(bound, s.lower_bound);
+  while (!states.empty() && Clock::now() < deadline) {
+    size_t top = 0;
+    int64_t second = 0;
+    for (size_t k = 1; k < states.size(); ++k) {
+      if (states[k].height > states[top].height) top = k;
+    }
+    // The next lower height among the others: ties must all come down.
+    for (size_t k = 0; k < states.size(); ++k) {
+      if (states[k].height < states[top].height) second = std::max(second, states[k].height);
+    }
+    ComponentState& s = states[top];
+    const int64_t before = s.height;
+    if (before <= std::max(bound, s.lower_bound)) break;
+    Minimize(s, std::max(bound, second), deadline);
+    bound = std::max(bound, s.lower_bound);
+    if (s.height == before) break;
+  }
+}
+
+// The components' packings, in bytes and in the problem's buffer order.
+PackSolution Assemble(const PackProblem& problem, const std::vector<ComponentState>& states) {
   PackSolution solution;
-  for (const ComponentState& s : states) {
-    solution.lower_bound = std::max(solution.lower_bound, s.c.lower_bound_bytes);
-  }
-
-  if (problem.capacity > 0) {
-    for (ComponentState& s : states) {
-      if (s.height <= problem.capacity) continue;
-      if (s.lower_bound > problem.capacity) {
-        return Fail("pack: no packing fits within " + std::to_string(problem.capacity) +
-                    " bytes: " + std::to_string(s.lower_bound) + " bytes are live at one time");
-      }
-      // Hill climbing rarely meets a capacity the greedy missed; the exact
-      // search does it faster where it applies.
-      const bool exact = Exact(s.c);
-      if (!exact) Climb(s, problem.capacity, INT64_MAX, deadline);
-      if (s.height <= problem.capacity) continue;
-      if (!exact) {
-        return Fail("pack: no packing within " + std::to_string(problem.capacity) +
-                    " bytes found in the time limit (best " + std::to_string(s.height) +
-                    " bytes; " + std::to_string(s.c.n) +
-                    " buffers conflict too much for the exact search)");
-      }
-      const SearchOutcome r = Decide(s, problem.capacity, deadline);
-      if (r == SearchOutcome::kInfeasible) {
-        return Fail("pack: no packing fits within " + std::to_string(problem.capacity) +
-                    " bytes (proven by exhaustive search)");
-      }
-      if (r != SearchOutcome::kFound) {
-        return Fail("pack: no packing within " + std::to_string(problem.capacity) +
-                    " bytes found in the time limit (best " + std::to_string(s.height) + " bytes)");
-      }
-    }
-  } else {
-    // Work on the component that sets the height, down to the next highest
-    // (or the lower bound); stop when it cannot go lower.
-    int64_t bound = 0;
-    for (const ComponentState& s : states) bound = std::max(bound, s.lower_bound);
-    while (!states.empty() && Clock::now() < deadline) {
-      size_t top = 0;
-      int64_t second = 0;
-      for (size_t k = 1; k < states.size(); ++k) {
-        if (states[k].height > states[top].height) top = k;
-      }
-      // The next lower height among the others: ties must all come down.
-      for (size_t k = 0; k < states.size(); ++k) {
-        if (states[k].height < states[top].height) second = std::max(second, states[k].height);
-      }
-      ComponentState& s = states[top];
-      const int64_t before = s.height;
-      if (before <= std::max(bound, s.lower_bound)) break;
-      Minimize(s, std::max(bound, second), deadline);
-      bound = std::max(bound, s.lower_bound);
-      if (s.height == before) break;
-    }
-  }
-
-  solution.offsets.assign(n, 0);
+  solution.offsets.assign(problem.buffers.size(), 0);
   int64_t proven = 0;
   for (const ComponentState& s : states) {
     for (int i = 0; i < s.c.n; ++i) solution.offsets[s.c.ids[i]] = s.offsets[i] * problem.alignment;
     solution.height = std::max(solution.height, s.height);
+    solution.lower_bound = std::max(solution.lower_bound, s.c.lower_bound_bytes);
     proven = std::max(proven, s.lower_bound);
   }
   solution.optimal = solution.height <= std::max(proven, solution.lower_bound);
+  return solution;
+}
+
+}  // namespace
+
+Result<PackSolution> Pack(const PackProblem& problem) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::min(problem.time_limit_s, 1e7)));
+  BATON_TRY(ValidateProblem(problem));
+  std::vector<ComponentState> states = StartComponents(problem);
+  if (problem.capacity > 0) {
+    for (ComponentState& s : states) BATON_TRY(FitComponent(s, problem.capacity, deadline));
+  } else {
+    MinimizeHeight(states, deadline);
+  }
+  PackSolution solution = Assemble(problem, states);
   solution.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return solution;
 }

@@ -134,6 +134,36 @@ uint64_t NextRandom(uint64_t* state) {  // splitmix64
   return z ^ (z >> 31);
 }
 
+// A move of the hill climb: a buffer that reaches the top, and an
+// earlier-placed buffer that conflicts with it (any earlier one if none
+// does, any other if it comes first). Swapping them in the order lets the
+// critical buffer claim space first. `critical` and `earlier` are scratch.
+std::pair<int, int> PickSwap(const Component& c, const std::vector<int>& order,
+                             const std::vector<int>& pos, const std::vector<int64_t>& offsets,
+                             int64_t height, uint64_t* rng, std::vector<int>* critical,
+                             std::vector<int>* earlier) {
+  critical->clear();
+  for (int i = 0; i < c.n; ++i) {
+    if (offsets[i] * c.alignment + c.bytes[i] == height) critical->push_back(i);
+  }
+  const int a = (*critical)[NextRandom(rng) % critical->size()];
+  earlier->clear();
+  if (c.has_adjacency) {
+    for (int k = c.adj_begin[a]; k < c.adj_begin[a + 1]; ++k) {
+      if (pos[c.adj[k]] < pos[a]) earlier->push_back(c.adj[k]);
+    }
+  }
+  int b;
+  if (!earlier->empty()) {
+    b = (*earlier)[NextRandom(rng) % earlier->size()];
+  } else if (pos[a] > 0) {
+    b = order[NextRandom(rng) % pos[a]];
+  } else {
+    b = order[1 + NextRandom(rng) % (c.n - 1)];
+  }
+  return {a, b};
+}
+
 }  // namespace
 
 int64_t GreedyPack(const Component& c, const std::vector<int>& order, Fit fit,
@@ -201,28 +231,7 @@ GreedyResult HillClimb(const Component& c, GreedyResult start, int64_t floor_byt
   int64_t since_best = 0;
   for (int64_t it = 0; it < max_iterations && best.height > floor_bytes; ++it) {
     if ((it & 7) == 0 && Clock::now() >= deadline) break;
-    // A buffer that reaches the top, and an earlier-placed buffer that
-    // conflicts with it: swapping them in the order lets the critical buffer
-    // claim space first.
-    critical.clear();
-    for (int i = 0; i < c.n; ++i) {
-      if (offsets[i] * c.alignment + c.bytes[i] == height) critical.push_back(i);
-    }
-    const int a = critical[NextRandom(&rng) % critical.size()];
-    earlier.clear();
-    if (c.has_adjacency) {
-      for (int k = c.adj_begin[a]; k < c.adj_begin[a + 1]; ++k) {
-        if (pos[c.adj[k]] < pos[a]) earlier.push_back(c.adj[k]);
-      }
-    }
-    int b;
-    if (!earlier.empty()) {
-      b = earlier[NextRandom(&rng) % earlier.size()];
-    } else if (pos[a] > 0) {
-      b = order[NextRandom(&rng) % pos[a]];
-    } else {
-      b = order[1 + NextRandom(&rng) % (c.n - 1)];
-    }
+    const auto [a, b] = PickSwap(c, order, pos, offsets, height, &rng, &critical, &earlier);
     const int from = std::min(pos[a], pos[b]);
     std::swap(order[pos[a]], order[pos[b]]);
     std::swap(pos[a], pos[b]);

@@ -1,8 +1,9 @@
 #pragma once
-// Internal to the arena packer (planner/src/pack*.cc). Pack() splits a problem
-// into independent components, moves each into alignment units, and runs two
-// engines on each component: a greedy portfolio with hill climbing
-// (pack_greedy.cc) and an exact branch-and-bound (pack_search.cc).
+// Internal to the arena packer (planner/src/memory/pack/*.cc). Pack() splits
+// a problem into independent components, moves each into alignment units,
+// and runs two engines on each component: a greedy portfolio with hill
+// climbing (pack_greedy.cc) and an exact branch-and-bound (pack_search.cc,
+// with its state and inference in pack_search_state.h).
 //
 // Units: with alignment A, a buffer of b bytes occupies ceil(b / A) units and
 // every offset is a whole number of units. This loses nothing: for offsets that

@@ -194,21 +194,27 @@ void BuildSections(Component& c) {
   }
 }
 
-}  // namespace
-
-std::vector<Component> BuildComponents(const PackProblemView& view) {
-  const auto& lower = *view.lower;
-  const auto& upper = *view.upper;
-  const int n = static_cast<int>(lower.size());
-  std::vector<int> sorted(n);
+// Buffer indices sorted by (lower, upper, index).
+std::vector<int> SortByLifetime(const std::vector<int64_t>& lower,
+                                const std::vector<int64_t>& upper) {
+  std::vector<int> sorted(lower.size());
   std::iota(sorted.begin(), sorted.end(), 0);
   std::sort(sorted.begin(), sorted.end(), [&](int a, int b) {
     if (lower[a] != lower[b]) return lower[a] < lower[b];
     if (upper[a] != upper[b]) return upper[a] < upper[b];
     return a < b;
   });
+  return sorted;
+}
 
-  // Interval components: a new one starts where nothing earlier is still live.
+// Each buffer's component, numbered in the order of `sorted`: a new interval
+// component starts where nothing earlier is still live, and extra conflicts
+// join the interval components they connect. Sets *out_count.
+std::vector<int> ComponentOf(const PackProblemView& view, const std::vector<int>& sorted,
+                             int* out_count) {
+  const auto& lower = *view.lower;
+  const auto& upper = *view.upper;
+  const int n = static_cast<int>(sorted.size());
   std::vector<int> group(n);
   int groups = 0;
   int64_t reach = 0;
@@ -221,56 +227,69 @@ std::vector<Component> BuildComponents(const PackProblemView& view) {
     reach = std::max(reach, upper[i]);
     group[i] = groups - 1;
   }
-  // Extra conflicts join interval components.
   std::vector<int> parent(groups);
   std::iota(parent.begin(), parent.end(), 0);
   for (const auto& [a, b] : *view.extra_conflicts) {
     const int ra = Find(parent, group[a]), rb = Find(parent, group[b]);
     if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
   }
+  // Components are numbered as their first buffer comes in `sorted`.
   std::vector<int> comp_of_root(groups, -1);
-  std::vector<Component> comps;
-  std::vector<int> local(n);
+  std::vector<int> comp(n);
+  *out_count = 0;
   for (int k = 0; k < n; ++k) {
     const int i = sorted[k];
     const int root = Find(parent, group[i]);
-    if (comp_of_root[root] < 0) {
-      comp_of_root[root] = static_cast<int>(comps.size());
-      comps.emplace_back();
-      comps.back().alignment = view.alignment;
-    }
-    Component& c = comps[comp_of_root[root]];
+    if (comp_of_root[root] < 0) comp_of_root[root] = (*out_count)++;
+    comp[i] = comp_of_root[root];
+  }
+  return comp;
+}
+
+// Merged components are no longer sorted by lower; restores that order and
+// updates `local` (problem index -> index in its component).
+void SortByLower(Component& c, std::vector<int>& local) {
+  if (std::is_sorted(c.lower.begin(), c.lower.end())) return;
+  std::vector<int> perm(c.n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return c.lower[a] < c.lower[b]; });
+  Component s;
+  s.alignment = c.alignment;
+  s.n = c.n;
+  for (int k : perm) {
+    local[c.ids[k]] = static_cast<int>(s.ids.size());
+    s.ids.push_back(c.ids[k]);
+    s.lower.push_back(c.lower[k]);
+    s.upper.push_back(c.upper[k]);
+    s.bytes.push_back(c.bytes[k]);
+    s.size.push_back(c.size[k]);
+  }
+  c = std::move(s);
+}
+
+}  // namespace
+
+std::vector<Component> BuildComponents(const PackProblemView& view) {
+  const std::vector<int> sorted = SortByLifetime(*view.lower, *view.upper);
+  int count = 0;
+  const std::vector<int> comp_of = ComponentOf(view, sorted, &count);
+  std::vector<Component> comps(count);
+  std::vector<int> local(sorted.size());
+  for (int i : sorted) {
+    Component& c = comps[comp_of[i]];
+    c.alignment = view.alignment;
     local[i] = c.n++;
     c.ids.push_back(i);
-    c.lower.push_back(lower[i]);
-    c.upper.push_back(upper[i]);
+    c.lower.push_back((*view.lower)[i]);
+    c.upper.push_back((*view.upper)[i]);
     const int64_t b = (*view.bytes)[i];
     c.bytes.push_back(b);
     c.size.push_back((b + view.alignment - 1) / view.alignment);
   }
-  // Merged components are no longer sorted by lower; restore that order.
-  for (Component& c : comps) {
-    if (std::is_sorted(c.lower.begin(), c.lower.end())) continue;
-    std::vector<int> perm(c.n);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](int a, int b) { return c.lower[a] < c.lower[b]; });
-    Component s;
-    s.alignment = c.alignment;
-    s.n = c.n;
-    for (int k : perm) {
-      local[c.ids[k]] = static_cast<int>(s.ids.size());
-      s.ids.push_back(c.ids[k]);
-      s.lower.push_back(c.lower[k]);
-      s.upper.push_back(c.upper[k]);
-      s.bytes.push_back(c.bytes[k]);
-      s.size.push_back(c.size[k]);
-    }
-    c = std::move(s);
-  }
+  for (Component& c : comps) SortByLower(c, local);
   std::vector<std::vector<std::pair<int, int>>> extra(comps.size());
   for (const auto& [a, b] : *view.extra_conflicts) {
-    extra[comp_of_root[Find(parent, group[a])]].emplace_back(local[a], local[b]);
+    extra[comp_of[a]].emplace_back(local[a], local[b]);
   }
   for (size_t k = 0; k < comps.size(); ++k) {
     Component& c = comps[k];

@@ -17,7 +17,7 @@
 // offsets and no lower than the current offset, so floor + their total must
 // stay within the capacity. A section filled up to the current offset needs
 // a buffer the canonical order can still put right there ("tight sections",
-// see Place). Identical buffers go in index order.
+// see SearchState::Place). Identical buffers go in index order.
 // Decomposition (interval-only components). When no unplaced buffer spans the
 // boundary between two consecutive sections, the two sides are independent:
 // each is solved on its own, re-ranked by what is left in its sections.
@@ -25,15 +25,17 @@
 // Every branch is determined by the input, the static ordering and the node
 // budget; a time-out only cuts the search short.
 
+// This file holds the search's control: the explicit stack of node and split
+// frames, candidate selection, decomposition and the budget. The state it
+// changes and the inference live in pack_search_state.cc.
+
 #include <algorithm>
-#include <array>
 #include <deque>
 #include <limits>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #include "pack_internal.h"
+#include "pack_search_state.h"
 
 namespace baton::planner::pack_detail {
 namespace {
@@ -42,244 +44,71 @@ constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
 // Enter()'s "no outcome yet": a value no search returns.
 constexpr SearchOutcome kGoOn = static_cast<SearchOutcome>(-1);
 
+// ---- Branching: the candidates for the next placement ----------------------
+
+// What the unplaced buffers of a part allow for the next placement.
+struct Frontier {
+  int64_t min_height = kInf;    // lowest top an unplaced buffer reaches at its min offset
+  int64_t fixed_offset = kInf;  // the earliest hatless buffer, in canonical order ...
+  int fixed_rank = 0;           // ... and its rank
+};
+
+Frontier ScanFrontier(const Component& c, const SearchState& state, const Part& p) {
+  Frontier fr;
+  for (int b : p.buffers) {
+    if (state.placed(b)) continue;
+    const int64_t o = state.min_offset(b);
+    fr.min_height = std::min(fr.min_height, o + c.size[b]);
+    if (state.hatless(b) &&
+        (o < fr.fixed_offset || (o == fr.fixed_offset && state.rank(b) < fr.fixed_rank))) {
+      fr.fixed_offset = o;
+      fr.fixed_rank = state.rank(b);
+    }
+  }
+  return fr;
+}
+
+// Appends the candidates to *out_cand, in the order they are tried: lowest
+// min offset first, then by rank. A candidate follows the last placement
+// (cur, last_rank) in canonical order, lies below every unplaced buffer's
+// top (dominance), does not pass the earliest hatless buffer, and waits for
+// its twin.
+void CollectCandidates(const SearchState& state, const Part& p, int64_t cur, int last_rank,
+                       const Frontier& fr, std::vector<int>* out_cand) {
+  const size_t base = out_cand->size();
+  for (int b : p.buffers) {
+    if (state.placed(b)) continue;
+    const int64_t o = state.min_offset(b);
+    const int rank = state.rank(b);
+    if (o < cur || (o == cur && rank < last_rank) || o >= fr.min_height) continue;
+    if (o > fr.fixed_offset || (o == fr.fixed_offset && rank > fr.fixed_rank)) continue;
+    const int twin = state.twin(b);
+    if (twin >= 0 && !state.placed(twin)) continue;  // its twin goes first
+    out_cand->push_back(b);
+  }
+  std::sort(out_cand->begin() + base, out_cand->end(), [&](int a, int b) {
+    const int64_t oa = state.min_offset(a), ob = state.min_offset(b);
+    return oa != ob ? oa < ob : state.rank(a) < state.rank(b);
+  });
+}
+
+// ---- The depth-first search -------------------------------------------------
+
+// The search keeps an explicit stack so that its depth (one level per placed
+// buffer) costs heap, not thread stack. A node frame tries its candidates in
+// turn; a split frame solves the independent pieces of its part one after
+// the other. A frame that finishes pops and hands its outcome to the frame
+// below.
 class Search {
  public:
   Search(const Component& c, const std::vector<int64_t>& caps, int heuristic, int64_t budget,
          Clock::time_point deadline)
-      : c_(c), caps_(caps), heuristic_(heuristic), budget_(budget), deadline_(deadline) {}
+      : c_(c), state_(c, caps, heuristic), budget_(budget), deadline_(deadline) {}
 
-  SearchOutcome Run(std::vector<int64_t>* out_offsets) {
-    const int n = c_.n;
-    if (n == 0) {
-      out_offsets->clear();
-      return SearchOutcome::kFound;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (caps_[i] < c_.size[i]) return SearchOutcome::kInfeasible;
-      cap_max_ = std::max(cap_max_, caps_[i]);
-    }
-    const int sections = c_.sections();
-    total_.assign(sections, 0);
-    witness_.assign(sections, -1);
-    for (int s = 0; s < sections; ++s) {
-      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k) {
-        total_[s] += c_.size[c_.sec_buf[k]];
-      }
-      if (total_[s] > cap_max_) return SearchOutcome::kInfeasible;
-      witness_[s] = c_.sec_buf[c_.sec_begin[s]];
-    }
-    first_sec_.assign(n, 0);
-    last_sec_.assign(n, -1);
-    cuts_.assign(std::max(sections, 1), 0);
-    for (int i = 0; i < n; ++i) {
-      if (c_.mem_begin[i] == c_.mem_begin[i + 1]) continue;
-      first_sec_[i] = c_.mem_sec[c_.mem_begin[i]];
-      last_sec_[i] = c_.mem_sec[c_.mem_begin[i + 1] - 1];
-      if (c_.interval_only) {
-        for (int s = first_sec_[i]; s < last_sec_[i]; ++s) ++cuts_[s];  // spans s | s+1
-      }
-    }
-    min_size_ = *std::min_element(c_.size.begin(), c_.size.end());
-    // Identical buffers (same lifetime and bytes, interval-only) are
-    // interchangeable: place them in index order, which every ranking keeps
-    // (the index breaks ties between equal keys).
-    twin_.assign(n, -1);
-    if (c_.interval_only) {
-      std::vector<int> by_key(n);
-      for (int i = 0; i < n; ++i) by_key[i] = i;
-      auto key = [&](int i) { return std::make_tuple(c_.lower[i], c_.upper[i], c_.bytes[i], i); };
-      std::sort(by_key.begin(), by_key.end(), [&](int a, int b) { return key(a) < key(b); });
-      for (int k = 1; k < n; ++k) {
-        const int a = by_key[k - 1], b = by_key[k];
-        if (c_.lower[a] == c_.lower[b] && c_.upper[a] == c_.upper[b] &&
-            c_.bytes[a] == c_.bytes[b]) {
-          twin_[b] = a;
-        }
-      }
-    }
-    off_.assign(n, -1);
-    minoff_.assign(n, 0);
-    solution_.assign(n, 0);
-    open_.resize(n);
-    for (int i = 0; i < n; ++i) open_[i] = c_.adj_begin[i + 1] - c_.adj_begin[i];
-    rank_.resize(n);
-    Part root;
-    root.first_sec = 0;
-    root.last_sec = sections - 1;
-    for (int i = 0; i < n; ++i) root.buffers.push_back(i);
-    RankBuffers(root.buffers);
-    log_.reserve(1 << 12);
-    frames_.reserve(n + 16);
-    const SearchOutcome outcome = Dfs(root);
-    if (outcome == SearchOutcome::kFound) *out_offsets = solution_;
-    return outcome;
-  }
-
+  SearchOutcome Run(std::vector<int64_t>* out_offsets);
   int64_t nodes() const { return nodes_; }
 
  private:
-  struct Part {
-    int first_sec = 0, last_sec = -1;  // its sections, inclusive
-    std::vector<int> buffers;          // unplaced when the part was created
-  };
-
-  // Ranks `buffers` 0, 1, ... by the static ordering, with each buffer's
-  // total taken over the sizes still unplaced in its sections. "Width" is the
-  // lifetime, or the degree when intervals do not describe the conflicts.
-  // Orderings 0-2 are MiniMalloc's; the others add diversity for restarts,
-  // the last three by jittering the total with a hash of the buffer's shape.
-  // Identical buffers always get equal keys, so the index orders them.
-  void RankBuffers(const std::vector<int>& buffers) {
-    std::vector<std::array<int64_t, 4>> key;
-    key.reserve(buffers.size());
-    for (int i : buffers) {
-      int64_t total = 0;
-      for (int k = c_.mem_begin[i]; k < c_.mem_begin[i + 1]; ++k) {
-        total = std::max(total, total_[c_.mem_sec[k]]);
-      }
-      const int64_t width =
-          c_.interval_only ? c_.upper[i] - c_.lower[i] : c_.adj_begin[i + 1] - c_.adj_begin[i];
-      const int64_t area = Area(width, c_.size[i]);
-      switch (heuristic_) {
-        case 0:
-          key.push_back({width, area, total, -i});
-          break;
-        case 1:
-          key.push_back({total, area, width, -i});
-          break;
-        case 2:
-          key.push_back({total, width, area, -i});
-          break;
-        case 3:
-          key.push_back({c_.size[i], width, total, -i});
-          break;
-        case 4:
-          key.push_back({area, total, width, -i});
-          break;
-        default: {
-          const uint64_t h = Mix(static_cast<uint64_t>(heuristic_) ^ Mix(c_.lower[i]) ^
-                                 Mix(c_.upper[i] + 1) ^ Mix(c_.size[i] + 2));
-          const int64_t jitter = static_cast<int64_t>(h % 512);
-          key.push_back({total + (total >> 10) * jitter, area, width, -i});
-          break;
-        }
-      }
-    }
-    std::vector<int> order(buffers.size());
-    for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return key[a] > key[b]; });
-    for (size_t r = 0; r < order.size(); ++r) rank_[buffers[order[r]]] = static_cast<int>(r);
-  }
-
-  static uint64_t Mix(uint64_t z) {  // splitmix64's finalizer
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  static uint64_t Mix(int64_t z) { return Mix(static_cast<uint64_t>(z)); }
-
-  void Set(int64_t* where, int64_t value) {
-    log_.emplace_back(where, *where);
-    *where = value;
-  }
-
-  // Places b at its min offset inside part p. Totals, cut counts and open
-  // counts change by arithmetic that Unplace reverses; min offsets and
-  // witnesses go through the undo log. Returns false when inference shows
-  // the part cannot be completed; *out_split tells whether a boundary inside
-  // p lost its last spanning buffer. `max_total` is the largest section total
-  // in p before the placement.
-  bool Place(int b, const Part& p, int64_t max_total, bool* out_split) {
-    const int64_t o = minoff_[b];
-    const int64_t top = o + c_.size[b];
-    off_[b] = o;
-    solution_[b] = o;
-    for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) total_[c_.mem_sec[k]] -= c_.size[b];
-    *out_split = false;
-    if (c_.interval_only) {
-      for (int s = first_sec_[b]; s < last_sec_[b]; ++s) {
-        if (--cuts_[s] == 0 && s >= p.first_sec && s < p.last_sec) *out_split = true;
-      }
-    }
-    for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) --open_[c_.adj[k]];
-    // Every unplaced buffer goes at or above o: a section whose remaining
-    // total no longer fits above o is lost. One whose total exactly fills
-    // [o, capacity) needs a buffer at o itself (checked below, once the
-    // conflicts of b have been raised).
-    tight_.clear();
-    if (o + max_total + min_size_ > cap_max_) {
-      for (int s = p.first_sec; s <= p.last_sec; ++s) {
-        if (total_[s] == 0 || o + total_[s] + min_size_ <= cap_max_) continue;
-        if (o + total_[s] > cap_max_) return false;
-        tight_.push_back(s);
-      }
-    }
-    for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) {
-      const int s = c_.mem_sec[k];
-      if (witness_[s] == b && !FindWitness(s)) return false;
-    }
-    for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) {
-      const int j = c_.adj[k];
-      if (off_[j] >= 0 || minoff_[j] >= top) continue;
-      Set(&minoff_[j], top);
-      if (top + c_.size[j] > caps_[j]) return false;
-      for (int m = c_.mem_begin[j]; m < c_.mem_begin[j + 1]; ++m) {
-        const int s = c_.mem_sec[m];
-        if (witness_[s] == j && top > cap_max_ - total_[s] && !FindWitness(s)) return false;
-      }
-    }
-    // A tight section, with less than the smallest buffer of room to spare
-    // above o, must continue with a buffer the canonical order can still put
-    // at its min offset, low enough. One that comes earlier in that order
-    // (min offset below o, or at o with a lower rank than b) can only be
-    // lifted onto a later buffer, which puts it at least o + min_size_ high.
-    for (int s : tight_) {
-      const int64_t slack = cap_max_ - total_[s];
-      bool found = false;
-      for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1] && !found; ++k) {
-        const int j = c_.sec_buf[k];
-        found = off_[j] < 0 && minoff_[j] <= slack &&
-                (minoff_[j] > o || (minoff_[j] == o && rank_[j] > rank_[b]));
-      }
-      if (!found) return false;
-    }
-    return true;
-  }
-
-  void Unplace(int b, size_t mark) {
-    while (log_.size() > mark) {
-      *log_.back().first = log_.back().second;
-      log_.pop_back();
-    }
-    for (int k = c_.adj_begin[b]; k < c_.adj_begin[b + 1]; ++k) ++open_[c_.adj[k]];
-    if (c_.interval_only) {
-      for (int s = first_sec_[b]; s < last_sec_[b]; ++s) ++cuts_[s];
-    }
-    for (int k = c_.mem_begin[b]; k < c_.mem_begin[b + 1]; ++k) total_[c_.mem_sec[k]] += c_.size[b];
-    off_[b] = -1;
-  }
-
-  // Section inference without maintained floors: each section keeps a
-  // witness, an unplaced member whose min offset is at most capacity - total
-  // (so the floor is low enough); only a lost witness makes us look for
-  // another, and finding none proves the section cannot fit.
-  bool FindWitness(int s) {
-    const int64_t slack = cap_max_ - total_[s];
-    for (int k = c_.sec_begin[s]; k < c_.sec_begin[s + 1]; ++k) {
-      const int j = c_.sec_buf[k];
-      if (off_[j] < 0 && minoff_[j] <= slack) {
-        Set(&witness_[s], j);
-        return true;
-      }
-    }
-    return total_[s] == 0;
-  }
-
-  // The depth-first search, with an explicit stack so that its depth (one
-  // level per placed buffer) costs heap, not thread stack. A node frame
-  // tries its candidates in turn; a split frame solves the independent
-  // pieces of its part one after the other. A frame that finishes pops and
-  // hands its outcome to the frame below.
   struct Frame {
     bool split = false;
     const Part* part = nullptr;          // node: the part searched; split: the part cut
@@ -299,201 +128,221 @@ class Search {
     Part piece;                    // the piece being solved
     std::vector<int> saved_ranks;  // its buffers' ranks before re-ranking
   };
-
-  SearchOutcome Dfs(const Part& root) {
-    frames_.clear();
-    split_depth_ = 0;
-    frames_.emplace_back();
-    frames_.back().part = &root;
+  // The outcome a popped frame hands to the frame below it.
+  struct Unwind {
+    bool returned = false;  // a frame was just popped and `result` is its outcome
     SearchOutcome result = SearchOutcome::kInfeasible;
-    bool returned = false;  // `result` comes from a frame just popped
-    while (!frames_.empty()) {
-      Frame& f = frames_.back();
-      if (f.split) {
-        SplitState& state = splits_[split_depth_ - 1];
-        if (returned) {
-          returned = false;
-          for (size_t k = 0; k < state.saved_ranks.size(); ++k) {
-            rank_[state.piece.buffers[k]] = state.saved_ranks[k];
-          }
-          if (result != SearchOutcome::kFound) {
-            frames_.pop_back();
-            --split_depth_;
-            returned = true;
-            continue;
-          }
-        }
-        if (!NextPiece(f, state)) {
-          frames_.pop_back();
-          --split_depth_;
-          result = SearchOutcome::kFound;
-          returned = true;
-          continue;
-        }
-        PushNode(&state.piece, f.cur, -1);
-        continue;
-      }
-      if (!f.entered) {
-        f.entered = true;
-        const SearchOutcome r = Enter(f);
-        if (r != kGoOn) {
-          frames_.pop_back();
-          result = r;
-          returned = true;
-          continue;
-        }
-      } else if (returned) {
-        returned = false;
-        Unplace(f.placed, f.mark);
-        if (result != SearchOutcome::kInfeasible) {
-          cand_.resize(f.base);
-          frames_.pop_back();
-          returned = true;
-          continue;
-        }
-      }
-      bool pushed = false;
-      while (f.next < f.end) {
-        const int b = cand_[f.next++];
-        const int64_t o = minoff_[b];
-        const size_t mark = log_.size();
-        bool split = false;
-        if (Place(b, *f.part, f.max_total, &split)) {
-          f.placed = b;
-          f.mark = mark;
-          const Part* part = f.part;  // f dies when the stack grows
-          if (split) {
-            PushSplit(part, o);
-          } else {
-            PushNode(part, o, rank_[b]);
-          }
-          pushed = true;
-          break;
-        }
-        Unplace(b, mark);
-      }
-      if (!pushed) {
-        cand_.resize(f.base);
-        frames_.pop_back();
-        result = SearchOutcome::kInfeasible;
-        returned = true;
-      }
-    }
-    return result;
-  }
+  };
 
-  void PushNode(const Part* part, int64_t cur, int last_rank) {
-    frames_.emplace_back();
-    Frame& f = frames_.back();
-    f.part = part;
-    f.cur = cur;
-    f.last_rank = last_rank;
-  }
-
-  void PushSplit(const Part* part, int64_t cur) {
-    frames_.emplace_back();
-    Frame& f = frames_.back();
-    f.split = true;
-    f.part = part;
-    f.cur = cur;
-    f.scan = part->first_sec;
-    if (++split_depth_ > splits_.size()) splits_.emplace_back();
-  }
-
-  // Cuts the next independent piece off a split frame's part: the unplaced
-  // buffers between two boundaries that no unplaced buffer spans. Re-ranks
-  // it by what is left in its sections, as MiniMalloc does (the ordering
-  // that suits the whole rarely suits a piece). Every piece's buffers go at
-  // or above cur (they follow the last placement in canonical order), but
-  // the ranks change, so the order restarts at rank -1.
-  bool NextPiece(Frame& f, SplitState& state) {
-    const Part& p = *f.part;
-    Part& piece = state.piece;
-    while (f.scan <= p.last_sec) {
-      const int start = f.scan;
-      int s = start;
-      while (s < p.last_sec && cuts_[s] != 0) ++s;
-      f.scan = s + 1;
-      piece.first_sec = start;
-      piece.last_sec = s;
-      piece.buffers.clear();
-      for (int b : p.buffers) {
-        if (off_[b] < 0 && first_sec_[b] >= start && last_sec_[b] <= s) piece.buffers.push_back(b);
-      }
-      if (piece.buffers.empty()) continue;
-      state.saved_ranks.clear();
-      for (int b : piece.buffers) state.saved_ranks.push_back(rank_[b]);
-      RankBuffers(piece.buffers);
-      return true;
-    }
-    return false;
-  }
-
-  // A node's entry: budget and clock, then the candidates for the next
-  // placement, into cand_[f.base, f.end). Returns kGoOn to try them, or the
-  // node's outcome (a leaf is kFound).
-  SearchOutcome Enter(Frame& f) {
-    if (++nodes_ > budget_) return SearchOutcome::kBudget;
-    if ((nodes_ & 1023) == 0 && Clock::now() >= deadline_) return SearchOutcome::kTimeout;
-    const Part& p = *f.part;
-    const int64_t cur = f.cur;
-    const int last_rank = f.last_rank;
-    int64_t min_height = kInf;
-    int64_t fixed_offset = kInf;  // the earliest hatless buffer, in canonical order
-    int fixed_rank = 0;
-    for (int b : p.buffers) {
-      if (off_[b] >= 0) continue;
-      min_height = std::min(min_height, minoff_[b] + c_.size[b]);
-      if (open_[b] == 0 &&
-          (minoff_[b] < fixed_offset || (minoff_[b] == fixed_offset && rank_[b] < fixed_rank))) {
-        fixed_offset = minoff_[b];
-        fixed_rank = rank_[b];
-      }
-    }
-    if (min_height == kInf) return SearchOutcome::kFound;
-    if (fixed_offset < cur || (fixed_offset == cur && fixed_rank < last_rank)) {
-      return SearchOutcome::kInfeasible;  // a hatless buffer was passed over
-    }
-    f.base = cand_.size();
-    for (int b : p.buffers) {
-      if (off_[b] >= 0) continue;
-      const int64_t o = minoff_[b];
-      if (o < cur || (o == cur && rank_[b] < last_rank) || o >= min_height) continue;
-      if (o > fixed_offset || (o == fixed_offset && rank_[b] > fixed_rank)) continue;
-      if (twin_[b] >= 0 && off_[twin_[b]] < 0) continue;  // its twin goes first
-      cand_.push_back(b);
-    }
-    std::sort(cand_.begin() + f.base, cand_.end(), [&](int a, int b) {
-      return minoff_[a] != minoff_[b] ? minoff_[a] < minoff_[b] : rank_[a] < rank_[b];
-    });
-    f.next = f.base;
-    f.end = cand_.size();
-    f.max_total = 0;
-    for (int s = p.first_sec; s <= p.last_sec; ++s) f.max_total = std::max(f.max_total, total_[s]);
-    return kGoOn;
-  }
+  SearchOutcome Dfs(const Part& root);
+  void StepNode(Unwind* unwind);
+  void StepSplit(Unwind* unwind);
+  SearchOutcome Enter(Frame& f);
+  bool PushNextCandidate(Frame& f);
+  bool NextPiece(Frame& f, SplitState& split);
+  void PushNode(const Part* part, int64_t cur, int last_rank);
+  void PushSplit(const Part* part, int64_t cur);
+  void Pop(SearchOutcome result, Unwind* unwind);
 
   const Component& c_;
-  const std::vector<int64_t>& caps_;
-  const int heuristic_;
+  SearchState state_;
   const int64_t budget_;
   const Clock::time_point deadline_;
-  int64_t cap_max_ = 0;
-  int64_t min_size_ = 1;  // smallest buffer, units
   int64_t nodes_ = 0;
 
-  std::vector<int> first_sec_, last_sec_;  // interval-only: each buffer's run
-  std::vector<int> rank_;
-  std::vector<int> twin_;  // the identical buffer placed before this one, or -1
-  std::vector<int64_t> off_, minoff_, solution_;
-  std::vector<int64_t> total_, witness_, cuts_, open_;
-  std::vector<std::pair<int64_t*, int64_t>> log_;
   std::vector<int> cand_;
   std::vector<Frame> frames_;
   std::deque<SplitState> splits_;
   size_t split_depth_ = 0;
-  std::vector<int> tight_;  // Place: sections filled exactly up to the offset
 };
+
+SearchOutcome Search::Run(std::vector<int64_t>* out_offsets) {
+  if (c_.n == 0) {
+    out_offsets->clear();
+    return SearchOutcome::kFound;
+  }
+  if (!state_.Init()) return SearchOutcome::kInfeasible;
+  Part root;
+  root.first_sec = 0;
+  root.last_sec = c_.sections() - 1;
+  for (int i = 0; i < c_.n; ++i) root.buffers.push_back(i);
+  state_.Rank(root.buffers);
+  frames_.reserve(c_.n + 16);
+  const SearchOutcome outcome = Dfs(root);
+  if (outcome == SearchOutcome::kFound) *out_offsets = state_.solution();
+  return outcome;
+}
+
+SearchOutcome Search::Dfs(const Part& root) {
+  frames_.clear();
+  split_depth_ = 0;
+  frames_.emplace_back();
+  frames_.back().part = &root;
+  Unwind unwind;
+  while (!frames_.empty()) {
+    if (frames_.back().split) {
+      StepSplit(&unwind);
+    } else {
+      StepNode(&unwind);
+    }
+  }
+  return unwind.result;
+}
+
+// A node frame: on entry, collect the candidates; when the subtree of the
+// candidate being tried returns, take that placement back, and go on to the
+// next candidate only if the subtree was infeasible.
+void Search::StepNode(Unwind* unwind) {
+  Frame& f = frames_.back();
+  if (!f.entered) {
+    f.entered = true;
+    const SearchOutcome r = Enter(f);
+    if (r != kGoOn) {
+      Pop(r, unwind);
+      return;
+    }
+  } else if (unwind->returned) {
+    unwind->returned = false;
+    state_.Unplace(f.placed, f.mark);
+    if (unwind->result != SearchOutcome::kInfeasible) {
+      cand_.resize(f.base);
+      Pop(unwind->result, unwind);
+      return;
+    }
+  }
+  if (!PushNextCandidate(f)) {
+    cand_.resize(f.base);
+    Pop(SearchOutcome::kInfeasible, unwind);
+  }
+}
+
+// A split frame: when a piece returns, restore the ranks it changed; a piece
+// without a packing fails the split. Then on to the next piece, or done
+// (kFound) when none is left.
+void Search::StepSplit(Unwind* unwind) {
+  Frame& f = frames_.back();
+  SplitState& split = splits_[split_depth_ - 1];
+  if (unwind->returned) {
+    unwind->returned = false;
+    for (size_t k = 0; k < split.saved_ranks.size(); ++k) {
+      state_.set_rank(split.piece.buffers[k], split.saved_ranks[k]);
+    }
+    if (unwind->result != SearchOutcome::kFound) {
+      --split_depth_;
+      Pop(unwind->result, unwind);
+      return;
+    }
+  }
+  if (!NextPiece(f, split)) {
+    --split_depth_;
+    Pop(SearchOutcome::kFound, unwind);
+    return;
+  }
+  PushNode(&split.piece, f.cur, -1);
+}
+
+// A node's entry: budget and clock, then the candidates for the next
+// placement, into cand_[f.base, f.end). Returns kGoOn to try them, or the
+// node's outcome (a leaf is kFound).
+SearchOutcome Search::Enter(Frame& f) {
+  if (++nodes_ > budget_) return SearchOutcome::kBudget;
+  if ((nodes_ & 1023) == 0 && Clock::now() >= deadline_) return SearchOutcome::kTimeout;
+  const Part& p = *f.part;
+  const Frontier frontier = ScanFrontier(c_, state_, p);
+  if (frontier.min_height == kInf) return SearchOutcome::kFound;
+  if (frontier.fixed_offset < f.cur ||
+      (frontier.fixed_offset == f.cur && frontier.fixed_rank < f.last_rank)) {
+    return SearchOutcome::kInfeasible;  // a hatless buffer was passed over
+  }
+  f.base = cand_.size();
+  CollectCandidates(state_, p, f.cur, f.last_rank, frontier, &cand_);
+  f.next = f.base;
+  f.end = cand_.size();
+  f.max_total = 0;
+  for (int s = p.first_sec; s <= p.last_sec; ++s) {
+    f.max_total = std::max(f.max_total, state_.total(s));
+  }
+  return kGoOn;
+}
+
+// Places the node's next candidate that inference does not reject and
+// pushes the frame that continues from it; false when none is left.
+bool Search::PushNextCandidate(Frame& f) {
+  while (f.next < f.end) {
+    const int b = cand_[f.next++];
+    const int64_t o = state_.min_offset(b);
+    const size_t mark = state_.Mark();
+    bool split = false;
+    if (state_.Place(b, *f.part, f.max_total, &split)) {
+      f.placed = b;
+      f.mark = mark;
+      const Part* part = f.part;  // f dies when the stack grows
+      if (split) {
+        PushSplit(part, o);
+      } else {
+        PushNode(part, o, state_.rank(b));
+      }
+      return true;
+    }
+    state_.Unplace(b, mark);
+  }
+  return false;
+}
+
+// Cuts the next independent piece off a split frame's part: the unplaced
+// buffers between two boundaries that no unplaced buffer spans. Re-ranks it
+// by what is left in its sections, as MiniMalloc does (the ordering that
+// suits the whole rarely suits a piece). Every piece's buffers go at or
+// above cur (they follow the last placement in canonical order), but the
+// ranks change, so the order restarts at rank -1.
+bool Search::NextPiece(Frame& f, SplitState& split) {
+  const Part& p = *f.part;
+  Part& piece = split.piece;
+  while (f.scan <= p.last_sec) {
+    const int start = f.scan;
+    int s = start;
+    while (s < p.last_sec && state_.spanned(s)) ++s;
+    f.scan = s + 1;
+    piece.first_sec = start;
+    piece.last_sec = s;
+    piece.buffers.clear();
+    for (int b : p.buffers) {
+      if (!state_.placed(b) && state_.first_sec(b) >= start && state_.last_sec(b) <= s) {
+        piece.buffers.push_back(b);
+      }
+    }
+    if (piece.buffers.empty()) continue;
+    split.saved_ranks.clear();
+    for (int b : piece.buffers) split.saved_ranks.push_back(state_.rank(b));
+    state_.Rank(piece.buffers);
+    return true;
+  }
+  return false;
+}
+
+void Search::PushNode(const Part* part, int64_t cur, int last_rank) {
+  frames_.emplace_back();
+  Frame& f = frames_.back();
+  f.part = part;
+  f.cur = cur;
+  f.last_rank = last_rank;
+}
+
+void Search::PushSplit(const Part* part, int64_t cur) {
+  frames_.emplace_back();
+  Frame& f = frames_.back();
+  f.split = true;
+  f.part = part;
+  f.cur = cur;
+  f.scan = part->first_sec;
+  if (++split_depth_ > splits_.size()) splits_.emplace_back();
+}
+
+void Search::Pop(SearchOutcome result, Unwind* unwind) {
+  frames_.pop_back();
+  unwind->result = result;
+  unwind->returned = true;
+}
 
 }  // namespace
 

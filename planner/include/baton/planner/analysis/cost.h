@@ -26,7 +26,7 @@
 namespace baton::planner {
 
 // Multiply-accumulates of one execution of node `node`, from tensor shapes
-// and params:
+// and params (each op's OpDef::macs, planner/src/ops/):
 //   Conv:           output elements * (Cin / group) * kernel area
 //                   (kernel from ConvParams, else the weight's spatial dims)
 //   Gemm, MatMul:   output elements * K (M * N * K, times the batch)

@@ -2,7 +2,8 @@
 // Lowering from ONNX attributes to the plan's normalized operator parameters
 // (schema Params): explicit pads, non-negative axes, per-dimension slices,
 // constant operands folded into parameters. Kernels then need no ONNX
-// knowledge. Errors name the node.
+// knowledge. Each op's lowering is its OpDef::lower (planner/src/ops/);
+// this is the emitter's entry point. Errors name the node.
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -19,6 +20,8 @@ Result<schema::Op> OpFromName(const std::string& op);
 // parameters are dropped; -1 keeps an absent optional input's place).
 std::vector<int> RuntimeInputs(const Graph& graph, const Node& node);
 
+// The node's params built into `builder` by its OpDef::lower; type NONE
+// (nothing built) for ops without params and for unknown ops.
 Result<LoweredParams> LowerParams(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
                                   const Node& node);
 

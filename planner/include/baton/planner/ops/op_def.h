@@ -41,7 +41,10 @@ using LowerFn = Result<LoweredParams> (*)(flatbuffers::FlatBufferBuilder* builde
                                           const Graph& graph, const Node& node);
 // Computes every output's data from the input values. `inputs[i]` is the
 // value of input i (nullptr when absent or unknown); the outputs carry their
-// inferred dtype and shape. Errors are messages without the node prefix.
+// inferred dtype and shape. Called through internal::EvaluateNode, which has
+// checked that input 0 and output 0 exist and, unless
+// eval_reads_shapes_only, that input 0's data is complete. Errors are
+// messages without the node prefix.
 using EvalFn = Check (*)(const Node& node, const std::vector<const Tensor*>& inputs,
                          const std::vector<Tensor*>& outputs);
 // Multiply-accumulates of one execution of a planned node whose first
