@@ -347,36 +347,96 @@ bool MustBeLive(const HappensBefore& hb, const Accesses& a, const std::vector<in
   return touched || (written && read_later);
 }
 
-// The largest total of tensor instances that must all be live while one node
-// runs.
-uint64_t MustLiveBound(const MemoryFacts& f, const DomainProblem& dp, uint64_t align) {
+// The peak of the must-live bound: the node, the total, and the members live
+// there (with the bytes they hold).
+struct Peak {
+  int node = -1;
+  uint64_t bytes = 0;
+  std::vector<std::pair<uint64_t, int>> live;  // (bytes, member)
+};
+
+// The largest total of single-slot tensor instances that must all be live
+// while one node runs. (Multi-slot tensors are counted whole in LowerBound.)
+Peak MustLivePeak(const MemoryFacts& f, const DomainProblem& dp, uint64_t align) {
   const Graph& g = f.p.graph;
   const int in_flight = f.p.in_flight;
-  uint64_t best = 0;
+  Peak best;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    uint64_t live = 0;
+    Peak here;
+    here.node = static_cast<int>(n);
     for (size_t k = 0; k < dp.members.size(); ++k) {
+      if (dp.exclusive[k]) continue;
       const int t = dp.members[k];
       const uint64_t bytes = AlignUp(g.tensors[t].bytes(), align);
+      uint64_t held = 0;
       for (int j = -in_flight; j <= in_flight; ++j) {
-        if (MustBeLive(f.hb, f.acc[t], dp.accessors[k], static_cast<int>(n), j)) live += bytes;
+        if (MustBeLive(f.hb, f.acc[t], dp.accessors[k], static_cast<int>(n), j)) held += bytes;
       }
+      if (held == 0) continue;
+      here.bytes += held;
+      here.live.push_back({held, static_cast<int>(k)});
     }
-    best = std::max(best, live);
+    if (best.node < 0 || here.bytes > best.bytes) best = std::move(here);
   }
   return best;
 }
 
-// The clique bound counts single-slot tensors only: for them a conflict
-// means no two instances may ever share a byte. (Multi-slot tensors keep
-// their bytes to themselves by the planner's choice, not by necessity, so
-// they only enter the bound through the must-live instances.)
+// The clique bound over single-slot tensors: for them a conflict means no
+// two instances may ever share a byte.
 uint64_t CliqueBound(const DomainProblem& dp) {
   std::vector<int64_t> weights;
   for (size_t k = 0; k < dp.members.size(); ++k) {
     weights.push_back(dp.exclusive[k] ? 0 : dp.problem.buffers[k].size);
   }
   return static_cast<uint64_t>(MaxWeightClique(weights, dp.conflict));
+}
+
+// The report's lower bound: every slot of every multi-slot tensor (the plan
+// keeps them apart from everything, for the whole stream) plus the larger of
+// the single-slot must-live peak and clique bound. So bound <= arena always.
+uint64_t LowerBound(const DomainProblem& dp, const Peak& peak) {
+  uint64_t exclusive = 0;
+  for (size_t k = 0; k < dp.members.size(); ++k) {
+    if (dp.exclusive[k]) exclusive += static_cast<uint64_t>(dp.problem.buffers[k].size);
+  }
+  return exclusive + std::max(peak.bytes, CliqueBound(dp));
+}
+
+// Names what holds the memory when a domain overflows: the node at the
+// single-slot peak, the largest tensors there and the largest multi-slot
+// tensors, and what to do about it.
+std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Peak& peak, int d,
+                            uint64_t arena, uint64_t bound) {
+  const TargetDomain& domain = p.target.domains[d];
+  std::string out = "domain '" + domain.name + "': arena needs " + std::to_string(arena) +
+                    " bytes but the capacity is " + std::to_string(domain.bytes) +
+                    " (lower bound " + std::to_string(bound) + ")";
+  std::vector<std::pair<uint64_t, int>> largest = peak.live;
+  for (size_t k = 0; k < dp.members.size(); ++k) {
+    if (dp.exclusive[k]) {
+      largest.push_back({static_cast<uint64_t>(dp.problem.buffers[k].size), static_cast<int>(k)});
+    }
+  }
+  std::stable_sort(largest.begin(), largest.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (peak.node >= 0) out += "; at the peak, node '" + p.graph.nodes[peak.node].name + "' runs";
+  out += "; largest tensors held:";
+  for (size_t i = 0; i < largest.size() && i < 3; ++i) {
+    const int t = dp.members[largest[i].second];
+    out += std::string(i ? "," : "") + " '" + p.graph.tensors[t].name + "' (" +
+           std::to_string(largest[i].first) + " bytes" +
+           (dp.exclusive[largest[i].second]
+                ? ", " + std::to_string(p.placement[t].slots) + " slots"
+                : "") +
+           ")";
+  }
+  std::string devices;
+  for (const TargetDevice& dev : p.target.devices) {
+    if (!dev.domains.empty() && dev.domains[0] == d) devices += (devices.empty() ? "" : ", ") + dev.name;
+  }
+  out += "; try --auto, fewer nodes on " + (devices.empty() ? std::string("its devices") : devices) +
+         (p.in_flight > 1 ? ", or a smaller --in-flight" : "");
+  return out;
 }
 
 // Packs domain d, places its tensors and fills its report; fails when the
@@ -397,11 +457,10 @@ Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit
   }
   DomainReport& report = p->domain_report[d];
   report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
-  report.lower_bound_bytes = std::max(MustLiveBound(f, dp, align), CliqueBound(dp));
+  const Peak peak = MustLivePeak(f, dp, align);
+  report.lower_bound_bytes = LowerBound(dp, peak);
   if (report.arena_bytes > domain.bytes) {
-    return Fail("domain '" + domain.name + "': arena needs " + std::to_string(report.arena_bytes) +
-                " bytes but the capacity is " + std::to_string(domain.bytes) + " (lower bound " +
-                std::to_string(report.lower_bound_bytes) + ")");
+    return Fail(OverflowMessage(*p, dp, peak, d, report.arena_bytes, report.lower_bound_bytes));
   }
   return {};
 }
