@@ -11,9 +11,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferUnary(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   c.SameAsInput(0);

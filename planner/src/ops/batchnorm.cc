@@ -8,9 +8,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferBatchNorm(InferContext& c) {
   BATON_TRY(c.RequireMinRank(0, 2));
   const int64_t channels = c.S(0)[1];

@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferConcat(InferContext& c) {
   if (c.node().FindAttr("axis") == nullptr) return c.Err("attribute 'axis' is required");
   for (int i = 0; i < c.NumInputs(); ++i) {

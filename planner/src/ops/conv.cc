@@ -10,9 +10,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferConv(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   BATON_TRY(c.RequireFloat(1));

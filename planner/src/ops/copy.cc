@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferReshape(InferContext& c) {
   BATON_ASSIGN_OR_RETURN(std::vector<int64_t> shape, c.Ints(1, "shape"));
   const bool allowzero = c.node().GetInt("allowzero", 0) != 0;

@@ -11,9 +11,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferElementwise(InferContext& c) {
   const DType dtype = c.In(0).dtype;
   if (dtype != DType::Float32 && dtype != DType::Int64 && dtype != DType::Int32) {

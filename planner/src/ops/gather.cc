@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferGather(InferContext& c) {
   BATON_TRY(c.RequireMinRank(0, 1));
   if (c.In(1).dtype != DType::Int64 && c.In(1).dtype != DType::Int32) {

@@ -10,9 +10,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferGemm(InferContext& c) {
   for (int i = 0; i < c.NumInputs(); ++i) {
     if (c.Has(i)) BATON_TRY(c.RequireFloat(i));

@@ -2,8 +2,6 @@
 
 namespace baton::planner {
 
-using internal::Shape;
-using internal::ShapeString;
 
 Result<std::vector<int64_t>> InferContext::Ints(int i, const std::string& role) const {
   const Tensor* v = Value(i);

@@ -13,6 +13,10 @@
 
 namespace baton::planner {
 
+// Every op family file speaks of shapes.
+using internal::Shape;
+using internal::ShapeString;
+
 struct OutSpec {
   DType dtype = DType::Float32;
   internal::Shape shape;

@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferPad(InferContext& c) {
   const std::string mode = c.node().GetString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge") {

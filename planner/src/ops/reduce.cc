@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferReduceMean(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   std::vector<int64_t> axes = c.node().GetInts("axes");

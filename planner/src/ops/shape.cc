@@ -8,9 +8,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferShape(InferContext& c) {
   const int64_t rank = static_cast<int64_t>(c.Rank(0));
   int64_t start = c.node().GetInt("start", 0), end = c.node().GetInt("end", rank);

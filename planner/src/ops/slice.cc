@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferSlice(InferContext& c) {
   static const char* const kRoles[] = {"data", "starts", "ends", "axes", "steps"};
   auto spec = internal::ResolveSlice(c.node(), c.S(0),

@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferSoftmax(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   BATON_TRY(c.RequireMinRank(0, 1));

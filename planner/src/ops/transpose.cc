@@ -9,9 +9,6 @@
 namespace baton::planner {
 namespace {
 
-using internal::Shape;
-using internal::ShapeString;
-
 Check InferTranspose(InferContext& c) {
   const size_t rank = c.Rank(0);
   std::vector<int64_t> perm = c.node().GetInts("perm");
