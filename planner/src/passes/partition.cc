@@ -171,6 +171,10 @@ std::vector<int> PartitionModel::SingleDevice(int device) const {
 // One inference, walked in topological order: node loads and list-scheduled
 // times, copies created at their first consumer as InsertCopies creates them,
 // and the live range of every value in every domain it occupies.
+// (About 110 lines, over the usual limit on purpose: the list schedule, the
+// copy routing and the live ranges follow the same walk and share the
+// per-transfer location state; split apart, each would repeat the walk on the
+// search's hottest path.)
 PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
   const Target& t = *target_;
   const size_t num_positions = topo_.size() + 2;
