@@ -222,8 +222,7 @@ Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWor
       const TargetDevice& dev = p.target.devices[d];
       std::string why;
       if (!DeviceCanRun(p.graph, dev, p.graph.nodes[n], &why)) continue;
-      seconds[n][d] = dev.cost.launch_s + std::max(work.macs[n] / dev.cost.macs_per_s,
-                                                   work.bytes[n] / dev.cost.bytes_per_s);
+      seconds[n][d] = DeviceSeconds(dev.cost, work.macs[n], work.bytes[n]);
     }
   }
   work.workspace_bytes.resize(n_nodes);
@@ -404,14 +403,32 @@ class AutoPlanner {
 
 }  // namespace
 
+namespace {
+
+// `p` scheduled as one stage at depth 1 (and with its workspaces when
+// asked), emitted: the plan the cost model reads node times from. Plan node
+// k is emitted.program.order[k].
+struct SingleStage {
+  Program program;
+  std::string bytes;
+};
+
+Result<SingleStage> EmitSingleStage(const Program& p, bool with_workspace) {
+  SingleStage s{p, {}};
+  s.program.in_flight = 1;
+  BATON_TRY(AssignStages({}, &s.program));
+  BATON_TRY(Schedule(&s.program));
+  if (with_workspace) BATON_TRY(PlanWorkspace(&s.program));
+  BATON_ASSIGN_OR_RETURN(s.bytes, EmitPlan(s.program));
+  return s;
+}
+
+}  // namespace
+
 Result<NodeWork> ProgramWork(const Program& p) {
-  Program c = p;
-  c.in_flight = 1;
-  BATON_TRY(AssignStages({}, &c));
-  BATON_TRY(Schedule(&c));
-  BATON_TRY(PlanWorkspace(&c));
-  BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(c));
-  const schema::Plan* plan = schema::GetPlan(bytes.data());
+  BATON_ASSIGN_OR_RETURN(SingleStage s, EmitSingleStage(p, /*with_workspace=*/true));
+  const Program& c = s.program;
+  const schema::Plan* plan = schema::GetPlan(s.bytes.data());
   NodeWork work;
   const size_t n_nodes = c.graph.nodes.size();
   work.macs.assign(n_nodes, 0);
@@ -427,15 +444,11 @@ Result<NodeWork> ProgramWork(const Program& p) {
 }
 
 Result<std::vector<double>> ProgramSeconds(const Program& p) {
-  Program c = p;
-  c.in_flight = 1;
-  BATON_TRY(AssignStages({}, &c));
-  BATON_TRY(Schedule(&c));
-  BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(c));
+  BATON_ASSIGN_OR_RETURN(SingleStage s, EmitSingleStage(p, /*with_workspace=*/false));
   BATON_ASSIGN_OR_RETURN(std::vector<double> by_plan_node,
-                         NodeSeconds(*schema::GetPlan(bytes.data()), c.target));
-  std::vector<double> seconds(c.graph.nodes.size(), 0.0);
-  for (size_t k = 0; k < c.order.size(); ++k) seconds[c.order[k]] = by_plan_node[k];
+                         NodeSeconds(*schema::GetPlan(s.bytes.data()), s.program.target));
+  std::vector<double> seconds(s.program.graph.nodes.size(), 0.0);
+  for (size_t k = 0; k < s.program.order.size(); ++k) seconds[s.program.order[k]] = by_plan_node[k];
   return seconds;
 }
 

@@ -45,6 +45,10 @@ double NodeBytes(const schema::Plan& plan, uint32_t index) {
   return bytes;
 }
 
+double DeviceSeconds(const Cost& cost, double macs, double bytes) {
+  return cost.launch_s + std::max(macs / cost.macs_per_s, bytes / cost.bytes_per_s);
+}
+
 Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& target) {
   const uint32_t num_queues = plan.queues() ? plan.queues()->size() : 0;
   const uint32_t num_nodes = plan.nodes() ? plan.nodes()->size() : 0;
@@ -119,8 +123,7 @@ Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& 
                   Name(plan.queues()->Get(q)->name()) + "'; a DMA engine only runs copies");
     }
     const Cost& cost = target.devices[device[q]].cost;
-    seconds[n] = cost.launch_s + std::max(NodeMacs(plan, n) / cost.macs_per_s,
-                                          NodeBytes(plan, n) / cost.bytes_per_s);
+    seconds[n] = DeviceSeconds(cost, NodeMacs(plan, n), NodeBytes(plan, n));
   }
   return seconds;
 }

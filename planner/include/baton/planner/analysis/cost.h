@@ -39,6 +39,10 @@ double NodeMacs(const schema::Plan& plan, uint32_t node);
 // execution of `node`; workspace is not counted.
 double NodeBytes(const schema::Plan& plan, uint32_t node);
 
+// DESIGN §7's node time on a device with cost `cost`:
+// launch_s + max(macs / macs_per_s, bytes / bytes_per_s).
+double DeviceSeconds(const Cost& cost, double macs, double bytes);
+
 // Seconds of one execution of every node under `target`, indexed by node.
 // Errors name the queue, node or domain that the target does not describe.
 Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& target);
