@@ -8,12 +8,16 @@ target's cost model:
   - single: the best single device that fits (from --auto's report, which
             plans and simulates every device alone at every depth);
   - rules:  a hand rule set per target (the README demo's style of rules),
-            at --in-flight 3.
+            at --in-flight 3;
+  - ref:    tools/partition_reference.py, an independent exhaustive search over
+            contiguous pipelines (every cut set of up to 4 segments, every
+            ordering of devices), its best candidates planned and simulated.
 Prints a Markdown table: throughput, latency, D and arena bytes per row,
 plus the planner's wall time for --auto.
 
-usage: partition_table.py BATON OUT_DIR
+usage: partition_table.py BATON OUT_DIR [--models a,b] [--targets x,y]
 """
+import argparse
 import json
 import os
 import subprocess
@@ -50,15 +54,22 @@ def arena_bytes(doc):
 
 
 def main():
-    baton, out = os.path.abspath(sys.argv[1]), sys.argv[2]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("baton")
+    ap.add_argument("out")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    a = ap.parse_args()
+    baton, out = os.path.abspath(a.baton), a.out
     os.makedirs(out, exist_ok=True)
     rows = []
-    for model in MODELS:
+    for model in a.models.split(","):
         onnx = os.path.join(out, model, model + ".onnx")
         if not os.path.exists(onnx):
             subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/export_torchvision.py"),
                             model, os.path.join(out, model)], check=True, capture_output=True)
-        for tname, rules in TARGETS.items():
+        for tname in a.targets.split(","):
+            rules = TARGETS[tname]
             target = os.path.join(ROOT, "ports/linux/targets", tname + ".json")
             base = os.path.join(out, f"{model}.{tname}")
             start = time.monotonic()
@@ -83,20 +94,34 @@ def main():
                                 d["inferences_in_flight"], arena_bytes(d))
             except subprocess.CalledProcessError as e:
                 row["rules"] = ("fails: " + e.stderr.strip().splitlines()[-1][:60],)
+            ref = json.loads(run(["/usr/bin/python3",
+                                  os.path.join(ROOT, "tools/partition_reference.py"),
+                                  baton, onnx, target, base + ".ref"]))
+            row["ref"] = ((ref["throughput_per_s"], ref["latency_s"], ref["in_flight"],
+                           ref["arena_bytes"]) if "error" not in ref else None)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
 
-    print("| model | target | auto inf/s | auto latency ms | D | arena MB | best single | "
-          "single inf/s | speed-up | rules (D=3) inf/s | rules arena MB | --auto time s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    def cols(v):
+        if v is None:
+            return "- | - | - | -"
+        if len(v) == 1:
+            return f"{v[0]} | - | - | -"
+        return f"{v[0]:.1f} | {v[1] * 1e3:.2f} | {v[2]} | {v[3] / 1e6:.2f}"
+
+    print("Throughput in inferences/s and latency in ms (simulated, 100 inferences), D, "
+          "arena MB (all domains).\n")
+    print("| model | target | auto inf/s | ms | D | MB | best single | inf/s | ms | D | "
+          "rules inf/s | ms | D | MB | ref inf/s | ms | D | MB | auto / single | "
+          "auto / ref | --auto s |")
+    print("|" + "---|" * 21)
     for r in rows:
         a, s = r["auto"], r["single"]
-        rules = r["rules"]
-        rules_cols = (f"{rules[0]:.1f} | {rules[3] / 1e6:.2f}" if len(rules) > 1
-                      else f"{rules[0]} | -")
-        print(f"| {r['model']} | {r['target']} | {a[0]:.1f} | {a[1] * 1e3:.2f} | {a[2]} | "
-              f"{a[3] / 1e6:.2f} | {s[0]} (D={s[3]}) | {s[1]:.1f} | {a[0] / s[1]:.2f}x | "
-              f"{rules_cols} | {r['plan_s']:.1f} |")
+        ref = r["ref"]
+        ratio = f"{a[0] / ref[0]:.3f}" if ref else "-"
+        print(f"| {r['model']} | {r['target']} | {cols(a)} | {s[0]} | {s[1]:.1f} | "
+              f"{s[2] * 1e3:.2f} | {s[3]} | {cols(r['rules'])} | {cols(ref)} | "
+              f"{a[0] / s[1]:.2f}x | {ratio} | {r['plan_s']:.1f} |")
 
 
 if __name__ == "__main__":

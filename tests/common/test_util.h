@@ -51,6 +51,7 @@ struct PlanSpec {
   std::vector<std::string> assign;
   std::vector<std::string> split;
   int in_flight;
+  bool auto_partition = false;  // baton plan --auto (rules become pins)
 };
 
 // Plans in process; fails the test (and returns "") on error. Every plan is
@@ -66,6 +67,7 @@ inline std::string PlanBytes(const PlanSpec& spec, planner::Program* out_program
   planner::PlanOptions options;
   options.in_flight = spec.in_flight;
   options.split = spec.split;
+  options.auto_partition = spec.auto_partition;
   for (const auto& r : spec.assign) options.rules.push_back(planner::ParseAssignRule(r).value());
   auto program = planner::PlanGraph(std::move(graph).value(), std::move(target).value(), options);
   EXPECT_TRUE(program.ok()) << program.error();

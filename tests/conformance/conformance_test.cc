@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "common/test_util.h"
 #include "kernels/kernel_test_util.h"  // IsaGuard
 
@@ -102,6 +104,71 @@ INSTANTIATE_TEST_SUITE_P(
                       Model{"regnet_x_400mf", 96}, Model{"densenet121", 64},
                       Model{"googlenet", 96}, Model{"squeezenet1_0", 96}),
     [](const ::testing::TestParamInfo<Model>& param_info) { return std::string(param_info.param.name); });
+
+// baton plan --auto on every bundled multi-device target: the plan passes the
+// independent validator (PlanBytes), and a stream of 2 * D inferences through
+// the pipeline gives, for every inference, torch's output and the single-CPU
+// plan's output.
+struct AutoCase {
+  Model model;
+  const char* target;
+};
+
+class AutoPlans : public ::testing::TestWithParam<AutoCase> {};
+
+TEST_P(AutoPlans, MatchTorchAndTheCpuPlan) {
+  const AutoCase& c = GetParam();
+  SCOPED_TRACE(std::string(c.model.name) + " --auto on " + c.target);
+  const std::string dir = Export(c.model);
+  const std::string onnx = dir + "/" + c.model.name + ".onnx";
+  const auto input = LoadNpyBytes(dir + "/input.npy");
+  const auto expected = AsFloats(LoadNpyBytes(dir + "/output.npy"));
+  ASSERT_FALSE(expected.empty());
+
+  Tensors cpu_outputs;
+  {
+    Runner cpu(PlanBytes(PlanSpec(onnx, "cpu")));
+    ASSERT_TRUE(cpu.ok());
+    ASSERT_TRUE(cpu.Invoke({input}, &cpu_outputs).ok());
+  }
+
+  PlanSpec spec(onnx, c.target);
+  spec.auto_partition = true;
+  planner::Program program;
+  const std::string bytes = PlanBytes(spec, &program);
+  ASSERT_FALSE(bytes.empty());
+  std::set<int> queues_used;
+  for (size_t n = 0; n < program.node_queue.size(); ++n) queues_used.insert(program.node_queue[n]);
+  EXPECT_GE(queues_used.size(), 2u) << "--auto kept everything on one queue";
+  EXPECT_GE(program.auto_report.throughput_per_s,
+            0.999 * program.auto_report.best_single_throughput_per_s);
+
+  Runner runner(bytes);
+  ASSERT_TRUE(runner.ok());
+  const std::vector<Tensors> inputs(2 * static_cast<size_t>(program.in_flight), Tensors{input});
+  std::vector<Tensors> results;
+  std::vector<StatusCode> statuses;
+  runner.Stream(inputs, &results, &statuses);
+  ASSERT_EQ(results.size(), inputs.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_EQ(statuses[i], StatusCode::kOk) << "inference " << i;
+    const auto got = AsFloats(results[i][0]);
+    EXPECT_LE(RelativeError(got, expected), 1e-4) << "inference " << i << " vs torch";
+    EXPECT_LE(RelativeError(got, AsFloats(cpu_outputs[0])), 1e-5) << "inference " << i << " vs cpu";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Torchvision, AutoPlans,
+    ::testing::Values(AutoCase{{"mobilenet_v2", 224}, "soc4"},
+                      AutoCase{{"resnet18", 96}, "twin_npu"},
+                      AutoCase{{"squeezenet1_1", 96}, "imx8mp"},
+                      AutoCase{{"googlenet", 96}, "soc4"},
+                      AutoCase{{"mobilenet_v3_small", 96}, "twin_npu"},
+                      AutoCase{{"efficientnet_b0", 96}, "imx8mp"}),
+    [](const ::testing::TestParamInfo<AutoCase>& param_info) {
+      return std::string(param_info.param.model.name) + "_" + param_info.param.target;
+    });
 
 }  // namespace
 }  // namespace baton::test
