@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake g++ clang
+  clang-14 libclang-rt-14-dev  # ASan+UBSan pass, libFuzzer (tests/fuzz)
   libgtest-dev libgmock-dev libbenchmark-dev
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler

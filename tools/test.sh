@@ -3,12 +3,16 @@
 # missing, builds with -Werror, runs every CTest test (unit, end-to-end,
 # conformance against PyTorch, the packer benchmark set, the Cortex-M and
 # aarch64 cross builds under QEMU, the no-heap and code-size checks), then
-# the pipelined stress test again under ThreadSanitizer.
+# the pipelined stress test again under ThreadSanitizer, then every host test
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (clang-14; cross
+# builds are not sanitized, so their tests are skipped there), and finally
+# each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 45) seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-$ROOT/build-ci}
 JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 
 tools/install_deps.sh
 
@@ -26,3 +30,22 @@ cmake --build "$BUILD-tsan" -j"$JOBS" --target baton_runtime_tests
 TSAN_OPTIONS="halt_on_error=1" "$BUILD-tsan/tests/baton_runtime_tests" \
   --gtest_filter='Executor.*' --gtest_brief=1
 echo "tsan: passed"
+
+echo "== ASan+UBSan (clang-14): every host test, then the fuzz targets =="
+# One build serves both: BATON_FUZZ=ON adds libFuzzer's coverage
+# instrumentation and the targets in tests/fuzz. Benchmarks are not built
+# under sanitizers; the cross builds' tests (cross.*) are not sanitized and
+# ran above; plans_unchanged compares plan bytes, which the sanitizers do not
+# change (it ran above).
+cmake -S . -B "$BUILD-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DBATON_SANITIZE=address,undefined -DBATON_FUZZ=ON -DBATON_WERROR=ON > /dev/null
+cmake --build "$BUILD-asan" -j"$JOBS"
+ASAN_OPTIONS="abort_on_error=1:detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  ctest --test-dir "$BUILD-asan" -j"$JOBS" --output-on-failure --timeout 1500 \
+  -E '^cross[.]|^planner[.]plans_unchanged$'
+echo "asan+ubsan: passed"
+
+echo "== fuzzing: each target ${FUZZ_SECONDS}s (tests/fuzz/run_fuzzers.sh) =="
+tests/fuzz/run_fuzzers.sh "$BUILD-asan" "$FUZZ_SECONDS" "$JOBS"
+echo "fuzz: passed"

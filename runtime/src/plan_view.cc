@@ -53,11 +53,12 @@ Status CheckTensor(Checker& c, const PlanView& view, uint32_t t) {
   const size_t elem = DTypeSize(tensor->dtype());
   if (elem == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown dtype"), "tensor ", t);
   uint64_t count = 1;
-  if (tensor->shape() != nullptr) {
-    if (tensor->shape()->size() > kMaxRank) {
+  if (const auto* shape = tensor->shape()) {
+    if (shape->size() > kMaxRank) {
       return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("rank > BATON_MAX_RANK"), "tensor ", t);
     }
-    for (int64_t d : *tensor->shape()) {
+    for (uint32_t i = 0; i < shape->size(); ++i) {
+      const int64_t d = ReadLong(shape, i);
       if (d < 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("negative dimension"), "tensor ", t);
       if (MulOverflows(count, static_cast<uint64_t>(d), &count)) {
         return c.Fail(StatusCode::kDataLoss, BATON_MSG("size overflows"), "tensor ", t);

@@ -2,6 +2,12 @@
 # Included by tests/CMakeLists.txt. Each benchmark owns one block below;
 # append new blocks rather than editing another's.
 
+# Sanitizer builds (tools/test.sh's ASan+UBSan pass) build no benchmarks:
+# they would measure the sanitizers.
+if(BATON_SANITIZE)
+  return()
+endif()
+
 # --- baton_kernels_bench: float32 kernels (conv, depthwise, gemm, whole-net
 # conv stacks). Run: build/tests/baton_kernels_bench [--benchmark_filter=...]
 find_package(benchmark QUIET)

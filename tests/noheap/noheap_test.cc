@@ -10,10 +10,26 @@
 
 #include "common/test_util.h"
 
+// Under AddressSanitizer or ThreadSanitizer the sanitizer owns malloc and
+// operator new (defining them here would not link); the same counter is fed
+// by the sanitizer's allocation hooks instead, which see every malloc,
+// calloc, realloc, free, new and delete. UBSan alone replaces no allocator.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BATON_NOHEAP_HOOKS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BATON_NOHEAP_HOOKS 1
+#endif
+#endif
+
+#if BATON_NOHEAP_HOOKS
+#include <sanitizer/allocator_interface.h>
+#else
 extern "C" void* __libc_malloc(size_t);
 extern "C" void* __libc_calloc(size_t, size_t);
 extern "C" void* __libc_realloc(void*, size_t);
 extern "C" void __libc_free(void*);
+#endif
 
 namespace {
 std::atomic<bool> g_counting{false};
@@ -21,8 +37,19 @@ std::atomic<int> g_calls{0};
 inline void Count() {
   if (g_counting.load(std::memory_order_relaxed)) g_calls.fetch_add(1);
 }
+// Keeps the allocations of InterpositionWorks from being optimized away.
+void* volatile g_sink = nullptr;
 }  // namespace
 
+#if BATON_NOHEAP_HOOKS
+namespace {
+void MallocHook(const volatile void*, size_t) { Count(); }
+void FreeHook(const volatile void* p) {
+  if (p != nullptr) Count();
+}
+const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(MallocHook, FreeHook);
+}  // namespace
+#else
 extern "C" void* malloc(size_t n) {
   Count();
   return __libc_malloc(n);
@@ -53,6 +80,7 @@ void operator delete(void* p) noexcept {
 void operator delete[](void* p) noexcept { operator delete(p); }
 void operator delete(void* p, size_t) noexcept { operator delete(p); }
 void operator delete[](void* p, size_t) noexcept { operator delete(p); }
+#endif
 
 namespace baton::test {
 namespace {
@@ -61,11 +89,16 @@ TEST(NoHeap, InterpositionWorks) {
   g_calls = 0;
   g_counting = true;
   void* p = std::malloc(16);
+  g_sink = p;
   std::free(p);
   auto* q = new int(3);
+  g_sink = q;
   delete q;
   g_counting = false;
   EXPECT_EQ(g_calls.load(), 4);  // the counter can see allocations
+#if BATON_NOHEAP_HOOKS
+  EXPECT_NE(g_hooks_installed, 0);
+#endif
 }
 
 TEST(NoHeap, LoadInitAndInvokeAllocateNothing) {

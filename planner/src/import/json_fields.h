@@ -18,7 +18,7 @@ inline Result<json> ParseJsonObject(const std::string& text, const std::string& 
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     return Fail(what + ": invalid JSON: " + e.what());
   }
   if (!root.is_object()) return Fail(what + ": the " + kind + " must be a JSON object");

@@ -98,16 +98,31 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
     return Fail(what + ": unsupported dtype '" + d + "' (float32, int32, int64, uint8, int8)");
   }
   if (fortran.find("True") != std::string::npos) return Fail(what + ": Fortran-order arrays are not supported");
+  // Dimensions up to 18 digits fit int64 (std::stoll would throw beyond);
+  // the element count may not exceed what the file could hold.
   std::string digits;
-  for (char c : shape_text) {
+  uint64_t count = 1;
+  bool too_large = false;
+  for (size_t i = 0; i <= shape_text.size(); ++i) {
+    const char c = i < shape_text.size() ? shape_text[i] : ',';
     if (c >= '0' && c <= '9') {
       digits += c;
     } else if (!digits.empty()) {
-      array.shape.push_back(std::stoll(digits));
+      if (digits.size() > 18) {
+        too_large = true;
+        break;
+      }
+      const int64_t dim = std::stoll(digits);
+      array.shape.push_back(dim);
+      if (dim != 0 && count > bytes.size() / static_cast<uint64_t>(dim)) too_large = true;
+      count *= static_cast<uint64_t>(dim);
       digits.clear();
     }
   }
-  if (!digits.empty()) array.shape.push_back(std::stoll(digits));
+  if (too_large) {
+    return Fail(what + ": shape " + shape_text + " is larger than the file (" +
+                std::to_string(bytes.size()) + " bytes)");
+  }
   size_t need = static_cast<size_t>(array.elements()) * DTypeBytes(array.dtype);
   size_t data_start = header_start + header_len;
   if (bytes.size() - data_start != need) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "baton/planner/import/import_json.h"
+#include "baton/planner/target.h"
 
 namespace baton::planner {
 namespace {
@@ -42,6 +43,15 @@ TEST(ImportJson, ParsesGraph) {
 
 TEST(ImportJson, InvalidJsonNamesFile) {
   EXPECT_NE(Error("{").find("g.json: invalid JSON"), std::string::npos);
+}
+
+// Found by fuzz_graph_json: nlohmann throws out_of_range, not parse_error,
+// for a number beyond double's range; it escaped and aborted the tool.
+TEST(ImportJson, NumberOverflowIsInvalidJson) {
+  EXPECT_NE(Error(R"({"name": 1e999})").find("g.json: invalid JSON"), std::string::npos);
+  auto t = ParseTarget(R"({"devices": [{"name": "cpu0", "flops": 1e999}]})", "t.json");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().find("t.json: invalid JSON"), std::string::npos) << t.error();
 }
 
 TEST(ImportJson, DanglingInputNamesNodeAndTensor) {
