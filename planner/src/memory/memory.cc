@@ -388,7 +388,9 @@ Result<DomainProblem> BuildDomainProblem(const MemoryFacts& f, int d, double pac
   dp.lane_height.assign(dp.items.size(), 0);
   dp.lane_clique.assign(dp.items.size(), 0);
   for (size_t i = 0; i < dp.items.size(); ++i) {
-    if (dp.slots[dp.items[i][0]] > 1) BATON_TRY(PackLanes(f, i, align, pack_time_limit_s, &dp));
+    // Lanes get the greedy portfolio only: they are small, and a search per
+    // region and stage candidate would multiply the planning time.
+    if (dp.slots[dp.items[i][0]] > 1) BATON_TRY(PackLanes(f, i, align, 0.0, &dp));
     dp.problem.buffers.push_back(ItemBuffer(f, dp, i, align));
   }
   SetConflicts(f, &dp);
