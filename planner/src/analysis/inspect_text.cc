@@ -309,6 +309,7 @@ std::string InspectText(const PlanView& view) {
       << (view.in_flight() == 1 ? " inference" : " inferences") << " in flight, "
       << view.num_queues() << " queues, " << view.num_domains() << " domains, "
       << view.num_tensors() << " tensors, " << view.num_nodes() << " nodes\n\n";
+  out << inspect_detail::SummaryText(view) << "\n";
   out << PipelineSection(view, s) << "\n";
   out << StagesSection(view, s) << "\n";
   out << QueuesSection(view) << "\n";

@@ -60,7 +60,12 @@ TEST(InspectTest, JsonFollowsTheDesignLayout) {
   const auto json = nlohmann::ordered_json::parse(InspectJson(plan.view()));
   EXPECT_EQ(Keys(json),
             (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
-                                      "queues", "tensors", "nodes", "inputs", "outputs"}));
+                                      "queues", "tensors", "nodes", "inputs", "outputs",
+                                      "summary"}));
+  // A plan built without the planner carries no summary.
+  EXPECT_TRUE(json["summary"].is_null());
+  EXPECT_NE(InspectText(plan.view()).find("(none: the plan carries no summary)"),
+            std::string::npos);
   EXPECT_EQ(json["format"], "baton-plan");
   EXPECT_EQ(json["version"], 1);
   EXPECT_EQ(json["inferences_in_flight"], 2);
