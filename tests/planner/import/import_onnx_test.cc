@@ -51,9 +51,11 @@ class OnnxCasesTest : public ::testing::Test {
   void SetUp() override {
     cases_dir_ =
         kWorkDir + "/cases_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/planner/import/make_onnx_cases.py " + cases_dir_;
-    ASSERT_EQ(RunCommand(cmd), 0) << cmd << " failed";
+    for (const char* script : {"make_onnx_cases.py", "make_onnx_order_cases.py"}) {
+      const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                              "/tests/planner/import/" + script + " " + cases_dir_;
+      ASSERT_EQ(RunCommand(cmd), 0) << cmd << " failed";
+    }
   }
   const std::string& CasesDir() const { return cases_dir_; }
   std::string Case(const std::string& name) const { return cases_dir_ + "/" + name + ".onnx"; }

@@ -101,18 +101,6 @@ def cases():
     out["dangling_input"] = model([helper.make_node("Relu", ["nowhere"], ["y"], name="r")],
                                   [vi("x", [1, 4])], [vi("y", [1, 4])])
 
-    # a reads b, b reads a: a cycle, not a dangling name.
-    out["cycle"] = model([helper.make_node("Add", ["x", "b"], ["a"], name="na"),
-                          helper.make_node("Relu", ["a"], ["b"], name="nb")],
-                         [vi("x", [1, 4])], [vi("b", [1, 4])])
-    # The same nodes without the cycle, listed consumer first.
-    out["out_of_order"] = model([helper.make_node("Relu", ["a"], ["y"], name="second"),
-                                 helper.make_node("Relu", ["x"], ["a"], name="first")],
-                                [vi("x", [1, 4])], [vi("y", [1, 4])])
-    # A valid model that computes nothing anyone reads.
-    out["no_outputs"] = model([helper.make_node("Relu", ["x"], ["y"], name="r")],
-                              [vi("x", [1, 4])], [])
-
     out["dynamic_reshape"] = model(
         [helper.make_node("Reshape", ["x", "s"], ["y"], name="r")],
         [vi("x", [2, 6]), vi("s", [2], TensorProto.INT64)], [vi("y", None)])
