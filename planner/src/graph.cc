@@ -51,6 +51,14 @@ size_t DTypeBytes(DType dtype) {
   return 0;
 }
 
+bool ShapeFits(const std::vector<int64_t>& shape) {
+  int64_t bytes = 8;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) return false;
+  }
+  return true;
+}
+
 int64_t Tensor::elements() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

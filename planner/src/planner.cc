@@ -205,6 +205,44 @@ Check Summarize(Program* p) {
   return {};
 }
 
+// What every plan needs and the runtime's fixed limits on a graph, checked
+// before planning so that the error says what is wrong with the model.
+Check CheckPlannable(const Graph& graph, const char* what) {
+  if (graph.outputs.empty()) return Fail(std::string(what) + " has no outputs; nothing to compute");
+  if (graph.nodes.empty()) {
+    return Fail(std::string(what) + " has no nodes; every output is a graph input or a constant");
+  }
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (graph.outputs[i] == graph.outputs[j]) {
+        return Fail("graph output '" + graph.tensors[graph.outputs[i]].name + "' is listed twice");
+      }
+    }
+  }
+  for (const Tensor& t : graph.tensors) {
+    if (!t.shape_known) continue;
+    if (t.shape.size() > kMaxRank) {
+      return Fail("tensor '" + t.name + "' has rank " + std::to_string(t.shape.size()) +
+                  "; the runtime supports at most " + std::to_string(kMaxRank) + " (BATON_MAX_RANK)");
+    }
+    if (!ShapeFits(t.shape)) return Fail("tensor '" + t.name + "' is too large (2^63 bytes or more)");
+  }
+  for (const Node& n : graph.nodes) {
+    // Workspace tensors come on top; the runtime's loader has the last word.
+    if (n.inputs.size() + n.outputs.size() > kMaxNodeTensors) {
+      return Fail("node '" + n.name + "' has " + std::to_string(n.inputs.size() + n.outputs.size()) +
+                  " inputs and outputs; the runtime supports at most " +
+                  std::to_string(kMaxNodeTensors) + " per node (BATON_MAX_NODE_TENSORS)");
+    }
+  }
+  if (graph.inputs.size() > kMaxGraphInputs) {
+    return Fail(std::string(what) + " has " + std::to_string(graph.inputs.size()) +
+                " inputs; the runtime supports at most " + std::to_string(kMaxGraphInputs) +
+                " (kMaxGraphInputs in runtime/include/baton/config.h)");
+  }
+  return Check();
+}
+
 }  // namespace
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options) {
@@ -220,7 +258,14 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   if (options.auto_partition && !options.split.empty()) {
     return Fail("--auto chooses the stages itself; drop --split");
   }
+  if (target.domains.size() > kMaxDomains) {
+    return Fail("target has " + std::to_string(target.domains.size()) +
+                " domains; the runtime supports " + std::to_string(kMaxDomains) +
+                " (BATON_MAX_DOMAINS)");
+  }
+  BATON_TRY(CheckPlannable(graph, "the graph"));
   BATON_TRY(Simplify(&graph));
+  BATON_TRY(CheckPlannable(graph, "the simplified graph"));
   Program p;
   p.graph = std::move(graph);
   p.target = std::move(target);
@@ -280,7 +325,10 @@ Check VerifyWithRuntime(const std::string& plan_bytes) {
   InlinePort port;
   auto executor = std::make_unique<Executor>();
   status = executor->Init(view, registry, &port, {buffers.data(), buffers.size()}, &error);
-  if (!status.ok()) return Fail(std::string("internal: the runtime rejects the plan: ") + error.text);
+  if (!status.ok()) {
+    return Fail(std::string("internal: the runtime rejects the plan: ") +
+                (error.text[0] != '\0' ? error.text : status.message()));
+  }
   return {};
 }
 

@@ -47,21 +47,28 @@ Result<TargetDomain> ParseDomain(const json& d, const std::string& what, size_t 
   if (t.FindDomain(e.name) >= 0) return Fail(e.where + ": duplicate domain name");
   TargetDomain dom;
   dom.name = e.name;
-  if (!d.contains("bytes") || !d["bytes"].is_number_unsigned()) {
+  if (!d.contains("bytes") || !d["bytes"].is_number_unsigned() || d["bytes"].get<uint64_t>() == 0) {
     return Fail(e.where + ": 'bytes' must be a positive integer");
   }
   dom.bytes = d["bytes"].get<uint64_t>();
   if (d.contains("alignment")) {
-    if (!d["alignment"].is_number_unsigned() || !IsPowerOfTwo(d["alignment"].get<uint64_t>())) {
-      return Fail(e.where + ": 'alignment' must be a power of two");
+    // The plan stores it as a 32-bit unsigned integer.
+    constexpr uint64_t kMaxAlignment = uint64_t{1} << 31;
+    if (!d["alignment"].is_number_unsigned() || !IsPowerOfTwo(d["alignment"].get<uint64_t>()) ||
+        d["alignment"].get<uint64_t>() > kMaxAlignment) {
+      return Fail(e.where + ": 'alignment' must be a power of two from 1 to 2^31");
     }
-    dom.alignment = d["alignment"].get<uint32_t>();
+    dom.alignment = static_cast<uint32_t>(d["alignment"].get<uint64_t>());
   }
   return dom;
 }
 
 Result<schema::DeviceKind> ParseDeviceKind(const json& d, const std::string& where) {
-  std::string kind = d.value("kind", "cpu");
+  const std::string* found = internal::StringField(d, "kind");
+  if (found == nullptr) {
+    return Fail(where + ": needs a string 'kind' (cpu, npu, gpu or dsp)");
+  }
+  const std::string& kind = *found;
   if (kind == "cpu") return schema::DeviceKind::Cpu;
   if (kind == "npu") return schema::DeviceKind::Npu;
   if (kind == "gpu") return schema::DeviceKind::Gpu;
@@ -175,7 +182,7 @@ const TargetLink* Target::FindLink(int from, int to) const {
 Result<Target> ParseTarget(const std::string& text, const std::string& what) {
   BATON_ASSIGN_OR_RETURN(json root, internal::ParseJsonObject(text, what, "target"));
   Target t;
-  t.name = root.value("name", "target");
+  BATON_ASSIGN_OR_RETURN(t.name, internal::OptionalString(root, "name", "target", what));
   BATON_ASSIGN_OR_RETURN(const json* domains,
                          internal::ListField(root, "domains", ListNeed::kNonEmpty, what));
   for (size_t i = 0; i < domains->size(); ++i) {
@@ -188,7 +195,8 @@ Result<Target> ParseTarget(const std::string& text, const std::string& what) {
     BATON_ASSIGN_OR_RETURN(TargetDevice dev, ParseDevice((*devices)[i], what, i, t));
     t.devices.push_back(std::move(dev));
   }
-  std::string fallback = root.value("fallback", t.devices[0].name);
+  BATON_ASSIGN_OR_RETURN(std::string fallback,
+                         internal::OptionalString(root, "fallback", t.devices[0].name, what));
   t.fallback = t.FindDevice(fallback);
   if (t.fallback < 0) return Fail(what + ": 'fallback' names unknown device '" + fallback + "'");
   BATON_ASSIGN_OR_RETURN(const json* links,

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,5 @@ int main(int argc, char** argv) {
   baton::tool::AddSimCommand(app, &exit_code);
   baton::tool::AddPackCommand(app, &exit_code);
   baton::tool::AddProfileCommand(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
-  return exit_code;
+  return baton::tool::ParseAndRun(app, argc, argv, exit_code);
 }

@@ -1,12 +1,25 @@
 #pragma once
-// Writes several output files all-or-nothing: every file goes to a
-// temporary name first; only when all were written are they renamed into
-// place. On any failure the temporaries are removed and nothing is left.
+// All of a command's output files, written all or nothing (DESIGN §7 "nothing
+// partial written", docs/cli.md "Outputs").
+//
+// Add every file (and any directory the files go into) first; Commit then
+//   1. checks the set: no empty path, no two outputs naming the same file
+//      (after resolving `.`, `..` and symbolic links), no file where an
+//      existing directory is, no directory where an existing file is;
+//   2. creates the missing directories;
+//   3. writes every file to a temporary name in its own directory
+//      (`<path>.tmp.<pid>`), checking every write and the close, so a full
+//      disk is an error;
+//   4. renames the temporaries into place only when all were written.
+// An output that exists and is not a regular file (/dev/null, /dev/stdout, a
+// FIFO) is written in place, after all temporaries were written and before
+// any rename: a rename would replace the device node itself.
+// On any failure it removes the temporaries, the files it already renamed
+// and the directories it created, and returns an error naming the path.
+// CheckPaths runs step 1 alone, so a command can refuse a bad set of paths
+// before it does any work.
 
-#include <cstdio>
-#include <fstream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "baton/planner/result.h"
@@ -15,41 +28,26 @@ namespace baton::tool {
 
 class OutputFiles {
  public:
-  void Add(const std::string& path, std::string contents) {
-    files_.emplace_back(path, std::move(contents));
-  }
+  // `flag` names the option the path came from in errors ("-o", "--header").
+  void Add(const std::string& path, std::string contents, const std::string& flag = "");
+  // A directory that must exist (created with its parents if missing).
+  void AddDirectory(const std::string& path, const std::string& flag = "");
 
-  planner::Check Commit() {
-    std::vector<std::string> temps;
-    auto cleanup = [&] {
-      for (const std::string& t : temps) std::remove(t.c_str());
-    };
-    for (const auto& [path, contents] : files_) {
-      std::string tmp = path + ".tmp";
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) {
-        cleanup();
-        return planner::Fail(path + ": cannot open for writing");
-      }
-      temps.push_back(tmp);
-      out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-      out.close();
-      if (!out) {
-        cleanup();
-        return planner::Fail(path + ": write error");
-      }
-    }
-    for (size_t i = 0; i < files_.size(); ++i) {
-      if (std::rename(temps[i].c_str(), files_[i].first.c_str()) != 0) {
-        cleanup();
-        return planner::Fail(files_[i].first + ": cannot rename into place");
-      }
-    }
-    return {};
-  }
+  planner::Check CheckPaths() const;
+  planner::Check Commit();
 
  private:
-  std::vector<std::pair<std::string, std::string>> files_;
+  struct File {
+    std::string path;
+    std::string contents;
+    std::string flag;
+  };
+  struct Directory {
+    std::string path;
+    std::string flag;
+  };
+  std::vector<File> files_;
+  std::vector<Directory> directories_;
 };
 
 }  // namespace baton::tool

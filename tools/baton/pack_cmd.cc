@@ -14,6 +14,7 @@
 #include "baton/planner/io/npy.h"
 #include "baton/planner/memory/pack.h"
 #include "commands.h"
+#include "output_files.h"
 
 namespace baton::tool {
 namespace {
@@ -34,6 +35,13 @@ int RunPack(const PackOptions& options) {
   if (options.alignment < 1) return fail("--alignment must be at least 1");
   if (options.capacity < 0) return fail("--capacity must not be negative");
   if (!(options.time_limit_s >= 0)) return fail("--time-limit must not be negative");
+  const bool to_stdout = options.output.empty() || options.output == "-";
+  OutputFiles files;
+  if (!to_stdout) {
+    files.Add(options.output, "", "-o");
+    planner::Check paths = files.CheckPaths();
+    if (!paths.ok()) return fail(paths.error());
+  }
   planner::Result<std::string> text = planner::ReadFile(options.input);
   if (!text.ok()) return fail(text.error());
   planner::Result<std::vector<planner::PackBuffer>> buffers = planner::ReadPackCsv(*text);
@@ -56,12 +64,14 @@ int RunPack(const PackOptions& options) {
   if (!valid.ok()) return fail("internal error: invalid packing: " + valid.error());
 
   const std::string csv = planner::WritePackCsv(problem.buffers, solution->offsets);
-  if (options.output.empty() || options.output == "-") {
+  if (to_stdout) {
     std::cout << csv;
     std::cout.flush();
     if (!std::cout) return fail("cannot write to stdout");
   } else {
-    planner::Check written = planner::WriteFileAtomic(options.output, csv);
+    files = OutputFiles();
+    files.Add(options.output, csv, "-o");
+    planner::Check written = files.Commit();
     if (!written.ok()) return fail(written.error());
   }
 

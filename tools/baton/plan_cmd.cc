@@ -34,12 +34,29 @@ struct PlanArgs {
   std::vector<std::string> profiles;
 };
 
+// The plan and the optional header, report and dot graph; with no program
+// yet, empty files at the same paths (to check the paths before planning).
+void AddPlanOutputs(const PlanArgs& a, const planner::Program* program, OutputFiles* files,
+                    const std::string& bytes = "") {
+  using namespace baton::planner;
+  files->Add(a.output, bytes, "-o");
+  if (!a.header.empty()) {
+    files->Add(a.header, program ? EmitHeader(*program, bytes, a.model) : "", "--header");
+  }
+  if (!a.report.empty()) files->Add(a.report, program ? EmitReport(*program, a.model) : "", "--report");
+  if (!a.dot.empty()) files->Add(a.dot, program ? EmitDot(*program) : "", "--dot");
+}
+
 int RunPlan(const PlanArgs& a) {
   using namespace baton::planner;
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "baton plan: %s\n", message.c_str());
     return 1;
   };
+  OutputFiles files;
+  AddPlanOutputs(a, {}, &files);
+  Check paths = files.CheckPaths();
+  if (!paths.ok()) return fail(paths.error());
   Result<Graph> graph = ImportModel(a.model);
   if (!graph.ok()) return fail(graph.error());
   Target target = DefaultCpuTarget();
@@ -76,11 +93,8 @@ int RunPlan(const PlanArgs& a) {
   Check verified = VerifyWithRuntime(bytes.value());
   if (!verified.ok()) return fail(verified.error());
 
-  OutputFiles files;
-  files.Add(a.output, bytes.value());
-  if (!a.header.empty()) files.Add(a.header, EmitHeader(program.value(), bytes.value(), a.model));
-  if (!a.report.empty()) files.Add(a.report, EmitReport(program.value(), a.model));
-  if (!a.dot.empty()) files.Add(a.dot, EmitDot(program.value()));
+  files = OutputFiles();
+  AddPlanOutputs(a, &program.value(), &files, bytes.value());
   Check written = files.Commit();
   if (!written.ok()) return fail(written.error());
 

@@ -23,6 +23,7 @@
 #include "baton/planner/profile.h"
 #include "baton/planner/target.h"
 #include "commands.h"
+#include "output_files.h"
 
 namespace baton::tool {
 namespace {
@@ -44,7 +45,9 @@ planner::Result<std::vector<std::string>> ReadProfileInputs(const PlanView& view
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos) return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
-    given[spec.substr(0, eq)] = spec.substr(eq + 1);
+    if (!given.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
+      return planner::Fail("--input " + spec.substr(0, eq) + " is given twice");
+    }
   }
   std::vector<std::string> data;
   for (uint32_t i = 0; i < view.num_inputs(); ++i) {
@@ -75,6 +78,9 @@ int RunProfile(const ProfileArgs& a) {
     std::fprintf(stderr, "baton profile: %s\n", message.c_str());
     return 1;
   };
+  OutputFiles files;
+  files.Add(a.output, "", "-o");
+  if (planner::Check paths = files.CheckPaths(); !paths.ok()) return fail(paths.error());
   auto bytes = planner::ReadFile(a.plan);
   if (!bytes.ok()) return fail(bytes.error());
   linux_port::AlignedBytes plan_bytes(bytes.value().data(), bytes.value().size());
@@ -149,7 +155,9 @@ int RunProfile(const ProfileArgs& a) {
     e.runs = static_cast<int>(seconds[n].size());
     profile.entries.push_back(std::move(e));
   }
-  planner::Check written = planner::WriteFileAtomic(a.output, planner::ProfileJson(profile));
+  files = OutputFiles();
+  files.Add(a.output, planner::ProfileJson(profile), "-o");
+  planner::Check written = files.Commit();
   if (!written.ok()) return fail(written.error());
   std::printf("profiled %zu node(s) over %d run(s); wrote %s\n", profile.entries.size(), a.runs,
               a.output.c_str());

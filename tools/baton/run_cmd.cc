@@ -1,7 +1,7 @@
 // baton run PLAN --input NAME=FILE.npy... --output-dir DIR [--inferences N] [--repeat N]
 //           [--isa auto|portable|avx2|avx512]
 
-#include <sys/stat.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +14,7 @@
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
 #include "commands.h"
+#include "output_files.h"
 
 namespace baton::tool {
 namespace {
@@ -37,18 +38,6 @@ std::string FileName(const std::string& tensor) {
     if (c == '/' || c == '\\' || c == ':') c = '_';
   }
   return out;
-}
-
-bool MakeDirs(const std::string& path) {
-  std::string partial;
-  for (size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || path[i] == '/') {
-      if (!partial.empty()) mkdir(partial.c_str(), 0755);
-    }
-    if (i < path.size()) partial += path[i];
-  }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // Per input, its bytes for each inference.
@@ -94,10 +83,13 @@ planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<st
   std::map<std::string, std::string> given;
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
-    if (eq == std::string::npos) {
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
       return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
     }
-    given[spec.substr(0, eq)] = spec.substr(eq + 1);
+    const std::string name = spec.substr(0, eq);
+    if (!given.emplace(name, spec.substr(eq + 1)).second) {
+      return planner::Fail("--input " + name + " is given twice");
+    }
   }
   for (uint32_t i = 0; i < view.num_inputs(); ++i) {
     const schema::Tensor* t = view.input(i);
@@ -192,23 +184,49 @@ planner::Check TimeRuns(Executor* executor, const PlanView& view, const InputDat
   return {};
 }
 
-// DIR/<output>.npy, or DIR/<inference>/<output>.npy when `per_inference`.
-planner::Check WriteOutputs(const PlanView& view, const OutputData& results,
-                            const std::string& output_dir, bool per_inference) {
-  if (!MakeDirs(output_dir)) return planner::Fail(output_dir + ": cannot create directory");
-  for (size_t k = 0; k < results.size(); ++k) {
+// DIR/<output>.npy, or DIR/<inference>/<output>.npy when `per_inference`,
+// for `count` inferences; empty files when there are no results yet (to
+// check the paths before running).
+void AddRunOutputs(const PlanView& view, const OutputData* results, int count,
+                   const std::string& output_dir, bool per_inference, OutputFiles* files) {
+  files->AddDirectory(output_dir, "--output-dir");
+  for (int k = 0; k < count; ++k) {
     std::string dir = output_dir;
     if (per_inference) {
       dir += "/" + std::to_string(k);
-      if (!MakeDirs(dir)) return planner::Fail(dir + ": cannot create directory");
+      files->AddDirectory(dir);
     }
     for (uint32_t o = 0; o < view.num_outputs(); ++o) {
       const schema::Tensor* t = view.output(o);
-      NpyArray array;
-      array.dtype = t->dtype();
-      array.shape.assign(t->shape()->begin(), t->shape()->end());
-      array.data = results[k][o];
-      BATON_TRY(planner::WriteNpy(dir + "/" + FileName(t->name()->str()) + ".npy", array));
+      std::string bytes;
+      if (results != nullptr) {
+        NpyArray array;
+        array.dtype = t->dtype();
+        array.shape.assign(t->shape()->begin(), t->shape()->end());
+        array.data = (*results)[k][o];
+        bytes = planner::SerializeNpy(array);
+      }
+      files->Add(dir + "/" + FileName(t->name()->str()) + ".npy", std::move(bytes));
+    }
+  }
+}
+
+// --affinity: at most one CPU per queue, each one this process may run on.
+planner::Check CheckAffinity(const std::vector<int>& affinity, uint32_t num_queues) {
+  if (affinity.size() > num_queues) {
+    return planner::Fail("--affinity lists " + std::to_string(affinity.size()) +
+                         " CPUs but the plan has " + std::to_string(num_queues) + " queues");
+  }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    return planner::Fail("--affinity: cannot read this process's CPU set");
+  }
+  for (int cpu : affinity) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
+      return planner::Fail("--affinity " + std::to_string(cpu) +
+                           ": not a CPU this process may run on (" +
+                           std::to_string(CPU_COUNT(&allowed)) + " available)");
     }
   }
   return {};
@@ -229,6 +247,13 @@ int RunRun(const RunArgs& a) {
   Status status = PlanView::Load(plan_bytes.data(), plan_bytes.size(), &view, &error);
   if (!status.ok()) return fail(a.plan + ": " + error.text);
   const int count = a.inferences > 0 ? a.inferences : 1;
+  const bool per_inference = a.inferences > 0;
+  OutputFiles files;
+  AddRunOutputs(view, nullptr, count, a.output_dir, per_inference, &files);
+  planner::Check paths = files.CheckPaths();
+  if (!paths.ok()) return fail(paths.error());
+  planner::Check affinity = CheckAffinity(a.affinity, view.num_queues());
+  if (!affinity.ok()) return fail(affinity.error());
   planner::Result<InputData> input_data = ReadInputs(view, a.inputs, count);
   if (!input_data.ok()) return fail(input_data.error());
 
@@ -252,7 +277,10 @@ int RunRun(const RunArgs& a) {
   if (!results.ok()) return fail(results.error());
   if (!timed.ok()) return fail(timed.error());
 
-  planner::Check written = WriteOutputs(view, *results, a.output_dir, a.inferences > 0);
+  files = OutputFiles();
+  AddRunOutputs(view, &results.value(), static_cast<int>(results->size()), a.output_dir,
+                per_inference, &files);
+  planner::Check written = files.Commit();
   if (!written.ok()) return fail(written.error());
   if (a.repeat == 0) {
     std::printf("ran %zu inference(s); outputs in %s\n", results->size(), a.output_dir.c_str());

@@ -15,6 +15,7 @@
 #include "baton/planner/analysis/sim.h"
 #include "baton/planner/target.h"
 #include "commands.h"
+#include "output_files.h"
 
 namespace baton::tool {
 namespace {
@@ -28,39 +29,19 @@ struct SimOptions {
   std::string gantt;
 };
 
-// Writes every (path, bytes) pair, all or nothing: each file goes to a
-// temporary name first and is renamed into place only when all were written.
-planner::Check WriteAll(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> written;
-  auto discard = [&written]() {
-    for (const std::string& part : written) std::remove(part.c_str());
-  };
-  for (const auto& [path, bytes] : files) {
-    const planner::Check check = planner::WriteFileAtomic(path + ".part", bytes);
-    if (!check.ok()) {
-      discard();
-      return planner::Fail(check.error());
-    }
-    written.push_back(path + ".part");
-  }
-  for (size_t k = 0; k < files.size(); ++k) {
-    if (std::rename(written[k].c_str(), files[k].first.c_str()) != 0) {
-      discard();
-      return planner::Fail(files[k].first + ": cannot rename the temporary file into place");
-    }
-  }
-  return planner::Check();
-}
-
 planner::Check RunSim(const SimOptions& o) {
+  OutputFiles files;
+  if (!o.trace.empty()) files.Add(o.trace, "", "--trace");
+  if (!o.gantt.empty()) files.Add(o.gantt, "", "--gantt");
+  BATON_TRY(files.CheckPaths());
   BATON_ASSIGN_OR_RETURN(planner::LoadedPlan plan, planner::LoadedPlan::FromFile(o.plan));
   BATON_ASSIGN_OR_RETURN(planner::Target target, planner::LoadTarget(o.target));
   auto result = planner::Simulate(plan.view(), target, o.inferences);
   if (!result.ok()) return planner::Fail(o.plan + " on " + o.target + ": " + result.error());
-  std::vector<std::pair<std::string, std::string>> files;
-  if (!o.trace.empty()) files.emplace_back(o.trace, planner::ChromeTrace(*result));
-  if (!o.gantt.empty()) files.emplace_back(o.gantt, planner::GanttSvg(*result));
-  BATON_TRY(WriteAll(files));
+  files = OutputFiles();
+  if (!o.trace.empty()) files.Add(o.trace, planner::ChromeTrace(*result), "--trace");
+  if (!o.gantt.empty()) files.Add(o.gantt, planner::GanttSvg(*result), "--gantt");
+  BATON_TRY(files.Commit());
   std::cout << (o.json ? planner::SimJson(*result) : planner::SimText(*result));
   std::cout.flush();
   if (!std::cout) return planner::Fail("cannot write to standard output");

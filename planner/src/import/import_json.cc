@@ -1,6 +1,10 @@
 #include "baton/planner/import/import_json.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <utility>
 
 #include "baton/planner/import/import_onnx.h"
 #include "baton/planner/import/shapes.h"
@@ -21,33 +25,65 @@ void FlattenNumbers(const json& v, std::vector<const json*>* out) {
   }
 }
 
+// True if `v` is an integer beyond int64's range, which get<int64_t> would wrap.
+bool BeyondInt64(const json& v) {
+  return v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+}
+
 Result<std::vector<int64_t>> ParseShape(const json& v, const std::string& where) {
   if (!v.is_array()) return Fail(where + ": 'shape' must be a list of integers");
   std::vector<int64_t> shape;
   for (const json& d : v) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+    if (!d.is_number_integer() || BeyondInt64(d) || d.get<int64_t>() < 0) {
       return Fail(where + ": 'shape' must be a list of non-negative integers");
     }
     shape.push_back(d.get<int64_t>());
   }
+  if (!ShapeFits(shape)) return Fail(where + ": 'shape' " + v.dump() + " is too large (2^63 bytes or more)");
   return shape;
 }
 
 Result<DType> ParseDTypeField(const json& obj, const std::string& where) {
-  std::string name = obj.value("dtype", "float32");
+  BATON_ASSIGN_OR_RETURN(std::string name, internal::OptionalString(obj, "dtype", "float32", where));
   auto dtype = ParseDType(name);
   if (!dtype) return Fail(where + ": unknown dtype '" + name + "'");
   return *dtype;
 }
 
+// A JSON number as a float32; values beyond float's range are errors (the
+// conversion would be undefined).
+Result<float> FloatValue(const json& v, const std::string& where) {
+  const double d = v.get<double>();
+  if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+    return Fail(where + " is out of float32 range");
+  }
+  return static_cast<float>(d);
+}
+
+// The values an integer dtype holds.
+std::pair<int64_t, int64_t> IntRange(DType dtype) {
+  switch (dtype) {
+    case DType::Int32: return {INT32_MIN, INT32_MAX};
+    case DType::UInt8: return {0, 255};
+    case DType::Int8: return {-128, 127};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
 Result<Attr> ParseAttr(const json& v, const std::string& where) {
   Attr a;
+  if (BeyondInt64(v)) return Fail(where + ": " + v.dump() + " is out of int64 range");
+  if (v.is_array()) {
+    for (const json& e : v) {
+      if (BeyondInt64(e)) return Fail(where + ": " + e.dump() + " is out of int64 range");
+    }
+  }
   if (v.is_number_integer() || v.is_boolean()) {
     a.kind = Attr::Kind::kInt;
     a.i = v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<int64_t>();
   } else if (v.is_number()) {
     a.kind = Attr::Kind::kFloat;
-    a.f = v.get<float>();
+    BATON_ASSIGN_OR_RETURN(a.f, FloatValue(v, where));
   } else if (v.is_string()) {
     a.kind = Attr::Kind::kString;
     a.s = v.get<std::string>();
@@ -62,7 +98,10 @@ Result<Attr> ParseAttr(const json& v, const std::string& where) {
       for (const json& e : v) a.ints.push_back(e.get<int64_t>());
     } else {
       a.kind = Attr::Kind::kFloats;
-      for (const json& e : v) a.floats.push_back(e.get<float>());
+      for (const json& e : v) {
+        BATON_ASSIGN_OR_RETURN(float f, FloatValue(e, where));
+        a.floats.push_back(f);
+      }
     }
   } else {
     return Fail(where + ": unsupported attribute value " + v.dump());
@@ -82,12 +121,28 @@ Check FillInline(const json& data, Tensor* t, const std::string& where) {
     const json& v = *values[i];
     if (!v.is_number()) return Fail(where + ": 'data' must hold numbers");
     uint8_t* dst = t->data.data() + i * DTypeBytes(t->dtype);
+    if (t->dtype == DType::Float32) {
+      BATON_ASSIGN_OR_RETURN(float f, FloatValue(v, where + ": 'data' value " + v.dump()));
+      std::memcpy(dst, &f, 4);
+      continue;
+    }
+    // Integer dtypes take integers in the dtype's range, never a wrapped or
+    // truncated value.
+    const auto [lo, hi] = IntRange(t->dtype);
+    const bool in_range = v.is_number_unsigned()
+                              ? v.get<uint64_t>() <= static_cast<uint64_t>(hi)
+                              : v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    if (!in_range) {
+      return Fail(where + ": 'data' value " + v.dump() + " is not a " + DTypeName(t->dtype) +
+                  " (an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+    }
+    const int64_t x = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
     switch (t->dtype) {
-      case DType::Float32: { float f = v.get<float>(); std::memcpy(dst, &f, 4); break; }
-      case DType::Int32: { int32_t x = v.get<int32_t>(); std::memcpy(dst, &x, 4); break; }
-      case DType::Int64: { int64_t x = v.get<int64_t>(); std::memcpy(dst, &x, 8); break; }
-      case DType::UInt8: { uint8_t x = v.get<uint8_t>(); std::memcpy(dst, &x, 1); break; }
-      case DType::Int8: { int8_t x = v.get<int8_t>(); std::memcpy(dst, &x, 1); break; }
+      case DType::Float32: break;
+      case DType::Int32: { int32_t y = static_cast<int32_t>(x); std::memcpy(dst, &y, 4); break; }
+      case DType::Int64: std::memcpy(dst, &x, 8); break;
+      case DType::UInt8: { uint8_t y = static_cast<uint8_t>(x); std::memcpy(dst, &y, 1); break; }
+      case DType::Int8: { int8_t y = static_cast<int8_t>(x); std::memcpy(dst, &y, 1); break; }
     }
   }
   return {};
@@ -254,7 +309,7 @@ Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_di
                              const std::string& what) {
   BATON_ASSIGN_OR_RETURN(json root, internal::ParseJsonObject(text, what, "graph"));
   Graph g;
-  g.name = root.value("name", "graph");
+  BATON_ASSIGN_OR_RETURN(g.name, internal::OptionalString(root, "name", "graph", what));
   // Initializers and inputs first, so nodes can refer to them by name.
   auto fill_initializer = [&](const json& init, const std::string& where, Tensor* t) {
     return FillInitializer(init, base_dir, where, t);

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -196,7 +197,88 @@ Result<Tensor> InputTensor(const onnx::ValueInfoProto& input) {
     }
     t.shape.push_back(dim.dim_value());
   }
+  if (!ShapeFits(t.shape)) return Fail("graph input '" + name + "' is too large (2^63 bytes or more)");
   return t;
+}
+
+// ONNX lists nodes in topological order. When a node reads a name that a
+// node at or after it produces, says why: the cycle through those nodes
+// (node 'a' -> node 'b' -> node 'a', in data-flow order), or else that the
+// file is out of order. `defined(name)` says whether a name is a graph input
+// or initializer.
+template <typename Defined>
+Check CheckNodeOrder(const onnx::GraphProto& g, const std::vector<std::string>& names,
+                     Defined defined) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const std::string& out : g.node(i).output()) {
+      if (!out.empty()) producer.emplace(out, i);
+    }
+  }
+  // Nodes whose inputs a later (or the same) node produces.
+  auto late_input = [&](int i, std::string* name, int* from) {
+    for (const std::string& in : g.node(i).input()) {
+      if (in.empty() || defined(in)) continue;
+      auto it = producer.find(in);
+      if (it != producer.end() && it->second >= i) {
+        *name = in;
+        *from = it->second;
+        return true;
+      }
+    }
+    return false;
+  };
+  std::string late_name;
+  int first = -1, late_from = -1;
+  for (int i = 0; i < g.node_size() && first < 0; ++i) {
+    if (late_input(i, &late_name, &late_from)) first = i;
+  }
+  if (first < 0) return Check();
+  // Iterative depth-first search for a cycle over producer -> consumer edges,
+  // walking from each node to the producers of its inputs.
+  const int n = g.node_size();
+  std::vector<int> state(n, 0);  // 0 unvisited, 1 on the path, 2 done
+  std::vector<int> path;
+  std::vector<int> next_input;
+  for (int root = 0; root < n; ++root) {
+    if (state[root] != 0) continue;
+    path = {root};
+    next_input = {0};
+    state[root] = 1;
+    while (!path.empty()) {
+      const int v = path.back();
+      const onnx::NodeProto& node = g.node(v);
+      if (next_input.back() >= node.input_size()) {
+        state[v] = 2;
+        path.pop_back();
+        next_input.pop_back();
+        continue;
+      }
+      const std::string& in = node.input(next_input.back()++);
+      if (in.empty() || defined(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end()) continue;
+      const int u = it->second;
+      if (state[u] == 1) {
+        // path from u to v walks against the data flow; print it with it.
+        auto at = std::find(path.begin(), path.end(), u);
+        std::string cycle;
+        for (auto p = path.end(); p != at;) {
+          --p;
+          cycle += "node '" + names[*p] + "' -> ";
+        }
+        cycle += "node '" + names[v] + "'";
+        return Fail("the graph has a cycle: " + cycle + " (through '" + in + "')");
+      }
+      if (state[u] == 0) {
+        state[u] = 1;
+        path.push_back(u);
+        next_input.push_back(0);
+      }
+    }
+  }
+  return Fail("node '" + names[first] + "' reads '" + late_name + "' before node '" +
+              names[late_from] + "' produces it; ONNX requires nodes in topological order");
 }
 
 // Node names: "<op>_<index>" for unnamed nodes; a suffix resolves clashes.
@@ -347,6 +429,7 @@ class Importer {
 
   Check ImportNodes(const onnx::GraphProto& g, int64_t opset) {
     const std::vector<std::string> names = NodeNames(g);
+    BATON_TRY(CheckNodeOrder(g, names, [this](const std::string& name) { return Find(name) >= 0; }));
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
       const std::string where = "node '" + names[i] + "' (op '" + proto.op_type() + "')";

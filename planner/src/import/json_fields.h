@@ -38,6 +38,16 @@ inline const std::string* StringField(const json& obj, const char* key) {
   return v != nullptr && v->is_string() ? v->get_ptr<const std::string*>() : nullptr;
 }
 
+// obj[key] as a string, `fallback` when absent; otherwise the error
+// "<where>: '<key>' must be a string".
+inline Result<std::string> OptionalString(const json& obj, const char* key,
+                                          const std::string& fallback, const std::string& where) {
+  const json* v = Field(obj, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_string()) return Fail(where + ": '" + key + "' must be a string");
+  return v->get<std::string>();
+}
+
 enum class ListNeed { kOptional, kRequired, kNonEmpty };
 
 // obj[key] as a list (an absent optional list reads as empty). Otherwise the

@@ -295,6 +295,7 @@ Check FoldBatchNormAt(Graph* graph, int b) {
   std::optional<BatchNormParams> bn = ReadBatchNormParams(*graph, graph->nodes[b]);
   if (!bn) return Check();
   const size_t channels = bn->scale.size();
+  if (channels == 0) return Check();  // nothing to fold (and no per-channel stride)
   std::optional<LinearParams> lin = ReadLinearParams(*graph, graph->nodes[p], channels);
   if (!lin) return Check();
   ScaleByBatchNorm(*bn, &*lin);

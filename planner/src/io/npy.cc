@@ -1,9 +1,11 @@
 #include "baton/planner/io/npy.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace baton::planner {
 namespace {
@@ -28,27 +30,150 @@ bool DTypeForDescr(const std::string& d, DType* out) {
   return false;
 }
 
-// Value of `'key': <value>` in the header dict, as raw text up to the next
-// top-level comma or closing brace.
-bool HeaderField(const std::string& header, const std::string& key, std::string* out) {
-  size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) return false;
-  size_t colon = header.find(':', k);
-  if (colon == std::string::npos) return false;
-  size_t i = colon + 1;
-  while (i < header.size() && header[i] == ' ') ++i;
-  int depth = 0;
-  size_t start = i;
-  for (; i < header.size(); ++i) {
-    char c = header[i];
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (depth == 0 && (c == ',' || c == '}')) break;
-    if (depth < 0) return false;
+// The header dict of a .npy file, parsed as the Python literal numpy writes
+// and reads: {'descr': <str>, 'fortran_order': <bool>, 'shape': <tuple of
+// ints>} in any order, keys in single or double quotes, an optional trailing
+// comma, whitespace anywhere. Anything else is an error, so that no header
+// is half understood.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+};
+
+class HeaderParser {
+ public:
+  explicit HeaderParser(const std::string& text) : text_(text) {}
+
+  Result<NpyHeader> Parse() {
+    NpyHeader h;
+    bool has_descr = false, has_fortran = false, has_shape = false;
+    BATON_TRY(Expect('{'));
+    for (;;) {
+      SkipSpace();
+      if (Peek() == '}') break;
+      BATON_ASSIGN_OR_RETURN(std::string key, String());
+      BATON_TRY(Expect(':'));
+      bool* seen = nullptr;
+      if (key == "descr") {
+        BATON_ASSIGN_OR_RETURN(h.descr, String());
+        seen = &has_descr;
+      } else if (key == "fortran_order") {
+        BATON_ASSIGN_OR_RETURN(h.fortran_order, Bool());
+        seen = &has_fortran;
+      } else if (key == "shape") {
+        BATON_ASSIGN_OR_RETURN(h.shape, Tuple());
+        seen = &has_shape;
+      } else {
+        return Fail("unexpected key '" + key + "' in the .npy header");
+      }
+      if (*seen) return Fail("key '" + key + "' appears twice in the .npy header");
+      *seen = true;
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Peek() != '}') return Fail("malformed .npy header: expected ',' or '}'");
+    }
+    ++pos_;  // '}'
+    SkipSpace();
+    if (pos_ != text_.size()) return Fail("malformed .npy header: text after the dict");
+    if (!has_descr || !has_fortran || !has_shape) {
+      return Fail("malformed .npy header: needs 'descr', 'fortran_order' and 'shape'");
+    }
+    return h;
   }
-  if (depth == 0 && i < header.size() && header[i] == ')') ++i;
-  *out = header.substr(start, i - start);
-  return true;
+
+ private:
+  char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void SkipSpace() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+  Check Expect(char c) {
+    SkipSpace();
+    if (Peek() != c) return Fail(std::string("malformed .npy header: expected '") + c + "'");
+    ++pos_;
+    return {};
+  }
+  Result<std::string> String() {
+    SkipSpace();
+    const char quote = Peek();
+    if (quote != '\'' && quote != '"') return Fail("malformed .npy header: expected a string");
+    const size_t end = text_.find(quote, pos_ + 1);
+    if (end == std::string::npos) return Fail("malformed .npy header: unterminated string");
+    std::string out = text_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return out;
+  }
+  Result<bool> Bool() {
+    SkipSpace();
+    for (const auto& [word, value] : {std::pair<const char*, bool>{"True", true}, {"False", false}}) {
+      const size_t n = std::strlen(word);
+      if (text_.compare(pos_, n, word) == 0) {
+        pos_ += n;
+        return value;
+      }
+    }
+    return Fail("malformed .npy header: 'fortran_order' must be True or False");
+  }
+  // (d0, d1, ...): non-negative integers of at most 18 digits.
+  Result<std::vector<int64_t>> Tuple() {
+    BATON_TRY(Expect('('));
+    std::vector<int64_t> dims;
+    for (;;) {
+      SkipSpace();
+      if (Peek() == ')') break;
+      if (Peek() == '-') {
+        size_t end = pos_ + 1;
+        while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
+        return Fail("negative dimension " + text_.substr(pos_, end - pos_) + " in the .npy shape");
+      }
+      size_t start = pos_;
+      while (std::isdigit(static_cast<unsigned char>(Peek()))) ++pos_;
+      if (pos_ == start) return Fail("malformed .npy header: 'shape' must be a tuple of integers");
+      if (pos_ - start > 18) {
+        return Fail("dimension " + text_.substr(start, pos_ - start) + " in the .npy shape is too large");
+      }
+      dims.push_back(std::stoll(text_.substr(start, pos_ - start)));
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Peek() != ')') return Fail("malformed .npy header: 'shape' must be a tuple of integers");
+    }
+    ++pos_;  // ')'
+    return dims;
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+// Reorders `data` (elements of `element_bytes`, column-major over `shape`)
+// into row-major order.
+std::vector<uint8_t> FortranToC(const std::vector<uint8_t>& data, const std::vector<int64_t>& shape,
+                                size_t element_bytes) {
+  std::vector<uint8_t> out(data.size());
+  const size_t rank = shape.size();
+  const size_t count = element_bytes == 0 ? 0 : data.size() / element_bytes;
+  std::vector<size_t> stride(rank, 1);  // column-major element strides
+  for (size_t i = 1; i < rank; ++i) stride[i] = stride[i - 1] * static_cast<size_t>(shape[i - 1]);
+  std::vector<int64_t> index(rank, 0);  // row-major position, last dim fastest
+  for (size_t c = 0; c < count; ++c) {
+    size_t f = 0;
+    for (size_t i = 0; i < rank; ++i) f += static_cast<size_t>(index[i]) * stride[i];
+    std::memcpy(out.data() + c * element_bytes, data.data() + f * element_bytes, element_bytes);
+    for (size_t i = rank; i-- > 0;) {
+      if (++index[i] < shape[i]) break;
+      index[i] = 0;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -85,51 +210,40 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
   }
   if (header_start + header_len > bytes.size()) return Fail(what + ": truncated .npy header");
   std::string header = bytes.substr(header_start, header_len);
-  std::string descr, fortran, shape_text;
-  if (!HeaderField(header, "descr", &descr) || !HeaderField(header, "fortran_order", &fortran) ||
-      !HeaderField(header, "shape", &shape_text)) {
-    return Fail(what + ": malformed .npy header");
-  }
+  Result<NpyHeader> parsed = HeaderParser(header).Parse();
+  if (!parsed.ok()) return Fail(what + ": " + parsed.error());
   NpyArray array;
-  std::string d = descr;
-  d.erase(0, d.find_first_not_of(" '\""));
-  d.erase(d.find_last_not_of(" '\"") + 1);
-  if (!DTypeForDescr(d, &array.dtype)) {
-    return Fail(what + ": unsupported dtype '" + d + "' (float32, int32, int64, uint8, int8)");
+  if (!DTypeForDescr(parsed->descr, &array.dtype)) {
+    return Fail(what + ": unsupported dtype '" + parsed->descr +
+                "' (float32, int32, int64, uint8, int8, little-endian)");
   }
-  if (fortran.find("True") != std::string::npos) return Fail(what + ": Fortran-order arrays are not supported");
-  // Dimensions up to 18 digits fit int64 (std::stoll would throw beyond);
-  // the element count may not exceed what the file could hold.
-  std::string digits;
-  uint64_t count = 1;
+  array.shape = parsed->shape;
+  // Checked element count: the data must be in the file, so any shape
+  // needing more bytes than the file has is an error, not an overflow.
+  const uint64_t element_bytes = DTypeBytes(array.dtype);
+  const size_t data_start = header_start + header_len;
+  const uint64_t available = bytes.size() - data_start;
+  uint64_t elements = 1;
   bool too_large = false;
-  for (size_t i = 0; i <= shape_text.size(); ++i) {
-    const char c = i < shape_text.size() ? shape_text[i] : ',';
-    if (c >= '0' && c <= '9') {
-      digits += c;
-    } else if (!digits.empty()) {
-      if (digits.size() > 18) {
-        too_large = true;
-        break;
-      }
-      const int64_t dim = std::stoll(digits);
-      array.shape.push_back(dim);
-      if (dim != 0 && count > bytes.size() / static_cast<uint64_t>(dim)) too_large = true;
-      count *= static_cast<uint64_t>(dim);
-      digits.clear();
+  for (int64_t d : array.shape) {
+    if (d == 0) {
+      elements = 0;
+      too_large = false;
+      break;
     }
+    if (elements > available / static_cast<uint64_t>(d)) too_large = true;
+    if (!too_large) elements *= static_cast<uint64_t>(d);
   }
-  if (too_large) {
-    return Fail(what + ": shape " + shape_text + " is larger than the file (" +
-                std::to_string(bytes.size()) + " bytes)");
-  }
-  size_t need = static_cast<size_t>(array.elements()) * DTypeBytes(array.dtype);
-  size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != need) {
-    return Fail(what + ": expected " + std::to_string(need) + " data bytes, found " +
-                std::to_string(bytes.size() - data_start));
+  if (too_large || elements * element_bytes != available) {
+    std::string shape = "(";
+    for (size_t i = 0; i < array.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(array.shape[i]);
+    shape += ")";
+    return Fail(what + ": shape " + shape + " does not match the " + std::to_string(available) +
+                " data bytes in the file" +
+                (too_large ? "" : " (needs " + std::to_string(elements * element_bytes) + ")"));
   }
   array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
+  if (parsed->fortran_order) array.data = FortranToC(array.data, array.shape, element_bytes);
   return array;
 }
 
@@ -180,7 +294,7 @@ Check WriteFileAtomic(const std::string& path, const std::string& bytes) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Fail(path + ": cannot open for writing");
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
+    out.close();  // a full disk may only show when the buffer is flushed
     if (!out) {
       std::remove(tmp.c_str());
       return Fail(path + ": write error");

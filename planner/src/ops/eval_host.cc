@@ -118,14 +118,19 @@ Result<SliceSpec> ResolveSlice(const Node& node, const Shape& input_shape, const
     if (s < 0) s += dim;
     if (e < 0) e += dim;
     int64_t count = 0;
+    // Counts as 1 + (distance - 1) / |step|, in unsigned arithmetic: a step
+    // near INT64_MAX or equal to INT64_MIN must not overflow.
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? (e - s + step - 1) / step : 0;
+      count = e > s ? 1 + static_cast<int64_t>(static_cast<uint64_t>(e - s - 1) /
+                                               static_cast<uint64_t>(step))
+                    : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? (s - e - step - 1) / -step : 0;
+      const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
+      count = s > e ? 1 + static_cast<int64_t>(static_cast<uint64_t>(s - e - 1) / magnitude) : 0;
     }
     spec.start[axis] = s;
     spec.step[axis] = step;

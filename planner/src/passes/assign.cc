@@ -18,15 +18,18 @@ Result<Selector> ParseSelector(const std::string& pattern) {
   if (!pattern.empty() && pattern[0] == '@') {
     s.kind = Selector::Kind::kName;
     s.text = pattern.substr(1);
+    if (s.text.empty()) return Fail("--assign " + pattern + ": expected @NODE with a node name");
   } else if (size_t hash = pattern.find('#'); hash != std::string::npos) {
     s.kind = Selector::Kind::kOpRank;
     s.text = pattern.substr(0, hash);
     const std::string k_text = pattern.substr(hash + 1);
-    char* end = nullptr;
-    s.rank = std::strtol(k_text.c_str(), &end, 10);
-    if (k_text.empty() || *end != '\0' || s.rank < 0) {
-      return Fail("--assign " + pattern + ": expected Op#k with k >= 0");
+    // Digits only: strtol alone would take "+1", " 1" and overflow.
+    const bool digits = !k_text.empty() && k_text.size() <= 9 &&
+                        k_text.find_first_not_of("0123456789") == std::string::npos;
+    if (s.text.empty() || !digits) {
+      return Fail("--assign " + pattern + ": expected Op#k with an op type and k a number >= 0");
     }
+    s.rank = std::strtol(k_text.c_str(), nullptr, 10);
   } else {
     s.text = pattern;
   }

@@ -35,6 +35,10 @@ inline constexpr uint32_t kMaxNodeTensors = BATON_MAX_NODE_TENSORS;
 // Tensor rank.
 inline constexpr uint32_t kMaxRank = BATON_MAX_RANK;
 
+// Graph inputs of one plan: the executor keeps one bit per graph input of the
+// next inference in a 64-bit mask (Executor::inputs_set_), so this is fixed.
+inline constexpr uint32_t kMaxGraphInputs = 64;
+
 static_assert(kMaxQueues >= 1 && kMaxDomains >= 1 && kMaxInFlight >= 1, "capacities");
 
 }  // namespace baton

@@ -141,5 +141,68 @@ TEST(ImportJson, FieldErrorsNameTheEntry) {
   EXPECT_EQ(Error("[1]"), "g.json: the graph must be a JSON object");
 }
 
+// Issue 13: a non-string "name" or "dtype" threw an uncaught nlohmann
+// exception (exit 134); inline data out of the dtype's range wrapped.
+TEST(ImportJson, WrongTypedFieldsAreErrors) {
+  EXPECT_EQ(Error(Replace(kGood, R"({"name": "g",)", R"({"name": 7,)")),
+            "g.json: 'name' must be a string");
+  EXPECT_EQ(Error(Replace(kGood, R"("dtype": "float32", "shape": [1, 2, 4, 4])",
+                          R"("dtype": 1, "shape": [1, 2, 4, 4])")),
+            "g.json: input 'x': 'dtype' must be a string");
+  EXPECT_EQ(Error(Replace(kGood, R"("shape": [1, 2, 4, 4])", R"("shape": [1, 18446744073709551615, 4, 4])")),
+            "g.json: input 'x': 'shape' must be a list of non-negative integers");
+  EXPECT_EQ(Error(Replace(kGood, R"({"name": "conv", "op": "Conv",)",
+                          R"({"name": "conv", "op": "Conv", "attrs": {"group": 18446744073709551615},)")),
+            "g.json: node 'conv': attribute 'group': 18446744073709551615 is out of int64 range");
+  EXPECT_EQ(Error(Replace(kGood, R"("data": [1, 2, 3, 4, 5, 6])", R"("data": [1, 2, 3, 4, 5, 1e300])")),
+            "g.json: initializer 'w': 'data' value 1e+300 is out of float32 range");
+}
+
+TEST(ImportJson, InlineDataMustFitItsDtype) {
+  const std::string base = R"({"inputs": [{"name": "x", "dtype": "uint8", "shape": [3]}],
+    "initializers": [{"name": "c", "dtype": "DT", "shape": [3], "data": DATA}],
+    "nodes": [{"name": "add", "op": "Add", "inputs": ["x", "c"], "outputs": ["y"]}],
+    "outputs": ["y"]})";
+  struct Case {
+    const char* dtype;
+    const char* data;
+    const char* message;  // empty: accepted
+  };
+  const Case cases[] = {
+      {"uint8", "[0, 255, 300]", "'data' value 300 is not a uint8 (an integer from 0 to 255)"},
+      {"uint8", "[0, -1, 3]", "'data' value -1 is not a uint8"},
+      {"uint8", "[0, 1.5, 3]", "'data' value 1.5 is not a uint8"},
+      {"int8", "[-128, 127, 128]", "'data' value 128 is not a int8 (an integer from -128 to 127)"},
+      {"int32", "[0, 2147483648, 1]", "'data' value 2147483648 is not a int32"},
+      {"int64", "[0, 9223372036854775808, 1]", "'data' value 9223372036854775808 is not a int64"},
+      {"uint8", "[0, 255, 7]", ""},
+      {"int8", "[-128, 127, 0]", ""},
+  };
+  for (const Case& c : cases) {
+    const std::string text = Replace(Replace(base, "DT", c.dtype), "DATA", c.data);
+    auto g = ParseGraphJson(text, "", "g.json");
+    if (c.message[0] == '\0') {
+      // Parsed; the Add's dtypes may still disagree, which is another error.
+      EXPECT_TRUE(g.ok() || g.error().find("'data'") == std::string::npos) << g.error();
+      continue;
+    }
+    ASSERT_FALSE(g.ok()) << c.data;
+    EXPECT_NE(g.error().find(std::string("g.json: initializer 'c': ") + c.message), std::string::npos)
+        << g.error();
+  }
+  // In-range values keep their bits: Gather indices as int32, -1 included.
+  const std::string gather = R"({"inputs": [{"name": "x", "shape": [3]}],
+    "initializers": [{"name": "c", "dtype": "int32", "shape": [2], "data": [2147483647, -1]}],
+    "nodes": [{"name": "g", "op": "Gather", "inputs": ["x", "c"], "outputs": ["y"]}],
+    "outputs": ["y"]})";
+  auto g = ParseGraphJson(gather, "", "g.json");
+  ASSERT_FALSE(g.ok());  // 2147483647 is out of range for x, which proves the value was kept
+  EXPECT_NE(g.error().find("index 2147483647"), std::string::npos) << g.error();
+  g = ParseGraphJson(Replace(gather, "2147483647, -1", "2, -1"), "", "g.json");
+  ASSERT_TRUE(g.ok()) << g.error();
+  const Tensor& c = g->tensors[g->FindTensor("c")];
+  EXPECT_EQ(c.data, (std::vector<uint8_t>{2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}));
+}
+
 }  // namespace
 }  // namespace baton::planner

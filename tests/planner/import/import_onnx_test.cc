@@ -9,6 +9,7 @@
 
 #include "baton/planner/io/npy.h"
 #include "baton/planner/import/simplify.h"
+#include "baton/planner/planner.h"
 
 // The tiny models come from tests/planner/import/make_onnx_cases.py, the torchvision
 // models from tools/export_torchvision.py; both run with the system Python
@@ -50,9 +51,11 @@ class OnnxCasesTest : public ::testing::Test {
   void SetUp() override {
     cases_dir_ =
         kWorkDir + "/cases_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/planner/import/make_onnx_cases.py " + cases_dir_;
-    ASSERT_EQ(RunCommand(cmd), 0) << cmd << " failed";
+    for (const char* script : {"make_onnx_cases.py", "make_onnx_order_cases.py"}) {
+      const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                              "/tests/planner/import/" + script + " " + cases_dir_;
+      ASSERT_EQ(RunCommand(cmd), 0) << cmd << " failed";
+    }
   }
   const std::string& CasesDir() const { return cases_dir_; }
   std::string Case(const std::string& name) const { return cases_dir_ + "/" + name + ".onnx"; }
@@ -157,12 +160,27 @@ TEST_F(OnnxCasesTest, Errors) {
   ExpectError("shape_mismatch",
               "node 'add1': shapes [1,3] and [1,4] of 'x' and 'z' are not broadcastable");
   ExpectError("dangling_input", "node 'r' (op 'Relu') reads 'nowhere' which no node produces");
+  // Issue 13: a cycle was reported as "reads 'b' which no node produces".
+  ExpectError("cycle", "the graph has a cycle: node 'nb' -> node 'na' -> node 'nb' (through 'a')");
+  ExpectError("out_of_order",
+              "node 'second' reads 'a' before node 'first' produces it; ONNX requires nodes in "
+              "topological order");
   ExpectError("dynamic_reshape",
               "node 'r': shape input 's' is not a constant (dynamic shapes are not supported)");
   ExpectError("not_onnx", "not a valid ONNX model");
   auto missing = ImportOnnx(CasesDir() + "/does_not_exist.onnx");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("does_not_exist.onnx"), std::string::npos) << missing.error();
+}
+
+// Issue 13: a graph with no outputs failed with "internal: the runtime
+// rejects the plan".
+TEST_F(OnnxCasesTest, NoOutputsIsAClearError) {
+  auto g = ImportOnnx(Case("no_outputs"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  auto planned = PlanGraph(std::move(g).value(), DefaultCpuTarget(), PlanOptions());
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.error(), "the graph has no outputs; nothing to compute");
 }
 
 // --- torchvision models -----------------------------------------------------

@@ -36,6 +36,11 @@ struct Tensor {
   std::vector<int64_t> IntData() const;  // int64 or int32 constants widened
 };
 
+// True if every dim is non-negative and the shape's elements, at 8 bytes
+// each, fit in int64: what the planner's and runtime's size arithmetic
+// assumes. Importers check it for every shape they read.
+bool ShapeFits(const std::vector<int64_t>& shape);
+
 struct Attr {
   enum class Kind { kInt, kFloat, kInts, kFloats, kString };
   Kind kind = Kind::kInt;

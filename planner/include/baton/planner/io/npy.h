@@ -1,6 +1,9 @@
 #pragma once
-// .npy read and write (format versions 1.0-3.0, little-endian, C order) for
-// float32, int32, int64, uint8 and int8 arrays. Host only.
+// .npy read and write (format versions 1.0-3.0, little-endian) for float32,
+// int32, int64, uint8 and int8 arrays. Host only. Reading parses the header
+// strictly (docs/formats.md "npy"): a malformed header, a negative or
+// oversized dimension, or a shape that does not match the data bytes is an
+// error; Fortran-order data is reordered into C order. Writing is C order.
 
 #include <cstdint>
 #include <string>
@@ -14,7 +17,7 @@ namespace baton::planner {
 struct NpyArray {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> data;  // little-endian element bytes, C order
+  std::vector<uint8_t> data;  // little-endian element bytes, C order (also when read from a Fortran-order file)
 
   int64_t elements() const;
   std::vector<float> FloatData() const;  // empty unless float32

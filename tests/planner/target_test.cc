@@ -1,0 +1,70 @@
+// Target JSON: wrong fields are errors naming the file, entry and field
+// (issue 13: a device without "kind" became a CPU, non-string fields threw
+// uncaught exceptions, an alignment of 2^32 truncated to 0 and divided by
+// zero later).
+
+#include "baton/planner/target.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace baton::planner {
+namespace {
+
+const std::string kGood = R"({"name": "t", "fallback": "cpu0",
+  "domains": [{"name": "dram", "bytes": 1048576, "alignment": 64}],
+  "devices": [{"name": "cpu0", "kind": "cpu", "domains": ["dram"]},
+              {"name": "npu0", "kind": "npu", "domains": ["dram"], "ops": ["Conv"]}]})";
+
+std::string With(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string Error(const std::string& text) {
+  Result<Target> t = ParseTarget(text, "t.json");
+  return t.ok() ? "(parsed)" : t.error();
+}
+
+TEST(Target, ParsesKinds) {
+  Result<Target> t = ParseTarget(kGood, "t.json");
+  ASSERT_TRUE(t.ok()) << t.error();
+  EXPECT_EQ(t->devices[1].kind, schema::DeviceKind::Npu);
+  EXPECT_EQ(t->domains[0].alignment, 64u);
+}
+
+TEST(Target, DeviceWithoutKindIsAnError) {
+  EXPECT_EQ(Error(With(R"("name": "npu0", "kind": "npu",)", R"("name": "npu0",)")),
+            "t.json: device 'npu0': needs a string 'kind' (cpu, npu, gpu or dsp)");
+  EXPECT_EQ(Error(With(R"("kind": "npu")", R"("kind": "tpu")")),
+            "t.json: device 'npu0': unknown kind 'tpu' (cpu, npu, gpu or dsp)");
+}
+
+TEST(Target, NonStringFieldsAreErrors) {
+  EXPECT_EQ(Error(With(R"("kind": "npu")", R"("kind": 3)")),
+            "t.json: device 'npu0': needs a string 'kind' (cpu, npu, gpu or dsp)");
+  EXPECT_EQ(Error(With(R"({"name": "t",)", R"({"name": ["t"],)")), "t.json: 'name' must be a string");
+  EXPECT_EQ(Error(With(R"("fallback": "cpu0")", R"("fallback": 0)")),
+            "t.json: 'fallback' must be a string");
+  EXPECT_EQ(Error(With(R"({"name": "cpu0",)", R"({"name": 1,)")),
+            "t.json: devices[0]: needs a string 'name'");
+}
+
+TEST(Target, AlignmentMustFitThePlan) {
+  EXPECT_EQ(Error(With(R"("alignment": 64)", R"("alignment": 4294967296)")),
+            "t.json: domain 'dram': 'alignment' must be a power of two from 1 to 2^31");
+  EXPECT_EQ(Error(With(R"("alignment": 64)", R"("alignment": 48)")),
+            "t.json: domain 'dram': 'alignment' must be a power of two from 1 to 2^31");
+  Result<Target> t = ParseTarget(With(R"("alignment": 64)", R"("alignment": 2147483648)"), "t.json");
+  ASSERT_TRUE(t.ok()) << t.error();
+  EXPECT_EQ(t->domains[0].alignment, 2147483648u);
+  EXPECT_EQ(Error(With(R"("bytes": 1048576)", R"("bytes": 0)")),
+            "t.json: domain 'dram': 'bytes' must be a positive integer");
+}
+
+}  // namespace
+}  // namespace baton::planner
