@@ -187,7 +187,9 @@ Result<std::string> EmitPlan(const Program& p) {
       b, kPlanFormatVersion, g.name.c_str(), static_cast<uint32_t>(p.in_flight), &domains, &queues,
       &tensors, &nodes, &inputs, &outputs, constants.empty() ? nullptr : &constants);
   schema::FinishPlanBuffer(b, plan);
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  AppendPlanTrailer(&bytes);  // CRC-32C of everything before it (docs/formats.md)
+  return bytes;
 }
 
 std::string EmitHeader(const Program& p, const std::string& bytes, const std::string& source) {
