@@ -11,7 +11,7 @@
 //
 // The implementation is table-driven by nibbles (a 64-byte table, two table
 // steps per byte): small enough for the Cortex-M code-size budget, about
-// three times faster than the bitwise loop.
+// twice as fast as the bitwise loop (tests/bench/checksum_bench.cc).
 
 #include <stddef.h>
 #include <stdint.h>
