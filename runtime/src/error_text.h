@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "baton/plan_view.h"
+
 namespace baton::internal {
 
 class TextBuilder {
@@ -37,5 +39,10 @@ class TextBuilder {
   size_t capacity_;
   size_t length_ = 0;
 };
+
+// Writes "<what><index> '<name>': <message>" into `out` (nothing when `out`
+// is null; without `what` just the message, without `name` no quotes).
+void Describe(LoadError* out, const char* what, uint32_t index, const char* name,
+              const char* message);
 
 }  // namespace baton::internal

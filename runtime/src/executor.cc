@@ -11,6 +11,11 @@ constexpr auto kAcquire = std::memory_order_acquire;
 constexpr auto kRelease = std::memory_order_release;
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
+// The address of every zero-byte tensor that has no memory behind it (a
+// domain of 0 bytes without an arena, a plan without constants): kernels and
+// memcpy never see a null pointer, and nothing is ever read or written here.
+alignas(16) uint8_t zero_byte_tensors[16];
+
 // Signed distance a - b between an exact index and a shared low-32-bit one.
 inline int32_t Diff(uint64_t a, uint32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) - b);
@@ -20,12 +25,7 @@ inline int32_t Diff(uint64_t a, uint32_t b) {
 // returns it.
 Status Fail(LoadError* out, Status status, const char* what, uint32_t index,
             const char* name = nullptr) {
-  if (out != nullptr) {
-    internal::TextBuilder text(out->text, sizeof(out->text));
-    text.Add(what).Add(index);
-    if (name != nullptr) text.Add(" '").Add(name).Add("'");
-    text.Add(": ").Add(status.message());
-  }
+  internal::Describe(out, what, index, name, status.message());
   return status;
 }
 
@@ -63,10 +63,8 @@ Status Executor::Init(const PlanView& plan, const KernelRegistry& registry, Port
       bad = BATON_ERROR(kFailedPrecondition, "arena misaligned");
     }
     if (!bad.ok()) return Fail(out_error, bad, "domain ", d, domain->name()->c_str());
-    arenas_[d] = static_cast<uint8_t*>(arenas[d].data);
-  }
-  if (view_.num_inputs() > 64) {
-    return BATON_ERROR(kResourceExhausted, "> 64 inputs");
+    // A domain of 0 bytes may come without memory: never hand a kernel null.
+    arenas_[d] = arenas[d].data != nullptr ? static_cast<uint8_t*>(arenas[d].data) : zero_byte_tensors;
   }
   num_queues_ = view_.num_queues();
   in_flight_limit_ = view_.in_flight();
@@ -132,7 +130,8 @@ void* Executor::TensorData(uint32_t t, uint64_t inference) const {
   if (tensor->storage() == schema::Storage::Constant) {
     // Constants are read-only; kernels take them through a non-const pointer
     // only because TensorArg is shared by inputs and outputs.
-    return const_cast<uint8_t*>(view_.constants() + tensor->offset());
+    const uint8_t* section = view_.constants();
+    return section != nullptr ? const_cast<uint8_t*>(section + tensor->offset()) : zero_byte_tensors;
   }
   const uint64_t slot = tensor->slots() > 1 ? inference % tensor->slots() : 0;
   return arenas_[tensor->domain()] + tensor->offset() + slot * tensor->slot_stride();
@@ -156,7 +155,7 @@ Status Executor::SetInput(uint32_t index, const void* data, size_t bytes) {
   const uint32_t t = view_.plan()->inputs()->Get(index);
   const schema::Tensor* tensor = view_.tensor(t);
   if (bytes != tensor->bytes()) return BATON_ERROR(kInvalidArgument, "input size mismatch");
-  memcpy(TensorData(t, submitted_local_), data, bytes);
+  if (bytes != 0) memcpy(TensorData(t, submitted_local_), data, bytes);
   inputs_set_ |= uint64_t{1} << index;
   return Status::Ok();
 }
@@ -213,7 +212,9 @@ Status Executor::GetOutputs(Span<const Buffer> outputs) {
       }
     }
     for (uint32_t o = 0; o < outputs.size(); ++o) {
-      memcpy(outputs[o].data, TensorData(list->Get(o), retired_), outputs[o].bytes);
+      if (outputs[o].bytes != 0) {
+        memcpy(outputs[o].data, TensorData(list->Get(o), retired_), outputs[o].bytes);
+      }
     }
   }
   ++retired_;
@@ -285,13 +286,18 @@ void Executor::FillCall(uint32_t n, uint64_t inference, bool with_data, TensorAr
   const schema::Node* node = view_.node(n);
   call->node = node;
   uint32_t used = 0;
-  auto fill = [&](const auto* list) {
+  // One loop for the three lists (one copy saves code size): output and
+  // workspace indices are uint32, but the loader checked them against the
+  // tensor count (far below 2^31 in a FlatBuffer of at most 2 GB), so they
+  // read the same as int32; -1 marks an absent optional input.
+  using Indices = flatbuffers::Vector<int32_t>;
+  auto fill = [&](const Indices* list) {
     uint32_t count = 0;
     if (list != nullptr) {
-      for (auto t : *list) {
+      for (int32_t t : *list) {
         args[used] = TensorArg();
         if (t >= 0) {
-          const auto index = static_cast<uint32_t>(t);
+          const uint32_t index = static_cast<uint32_t>(t);
           args[used].tensor = view_.tensor(index);
           if (with_data) args[used].data = TensorData(index, inference);
         }
@@ -304,9 +310,9 @@ void Executor::FillCall(uint32_t n, uint64_t inference, bool with_data, TensorAr
   call->inputs = args;
   call->num_inputs = fill(node->inputs());
   call->outputs = args + used;
-  call->num_outputs = fill(node->outputs());
+  call->num_outputs = fill(reinterpret_cast<const Indices*>(node->outputs()));
   call->workspace = args + used;
-  call->num_workspace = fill(node->workspace());
+  call->num_workspace = fill(reinterpret_cast<const Indices*>(node->workspace()));
 }
 
 Status Executor::Dispatch(uint32_t q, uint32_t n, uint64_t inference) {

@@ -1,5 +1,7 @@
 #include "baton/plan_view.h"
 
+#include <string.h>
+
 #include "baton/kernels.h"
 #include "error_text.h"
 
@@ -8,23 +10,26 @@ namespace {
 
 using internal::TextBuilder;
 
-// Records the first error: a status plus "<what><index>: <message>".
+// Records the first error: a status plus "<what><index>: <message>", where
+// <what><index> names the element being checked (set with At).
 class Checker {
  public:
   explicit Checker(LoadError* out) : out_(out) {}
 
-  Status Fail(StatusCode code, const char* message, const char* what = nullptr,
-              uint32_t index = 0) {
-    if (out_ != nullptr) {
-      TextBuilder text(out_->text, sizeof(out_->text));
-      if (what != nullptr) text.Add(what).Add(index).Add(": ");
-      text.Add(message);
-    }
+  void At(const char* what, uint32_t index) {
+    what_ = what;
+    index_ = index;
+  }
+
+  Status Fail(StatusCode code, const char* message) {
+    internal::Describe(out_, what_, index_, nullptr, message);
     return Status(code, message);
   }
 
  private:
   LoadError* out_;
+  const char* what_ = nullptr;
+  uint32_t index_ = 0;
 };
 
 bool AddOverflows(uint64_t a, uint64_t b, uint64_t* out) {
@@ -40,6 +45,28 @@ bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// FlatBuffers' verifier checks only the 4-byte alignment of a vector's length
+// prefix. Shapes are read in place everywhere, so they must be 8-byte aligned
+// (plans are loaded at 16-byte aligned addresses, and the builder aligns
+// them); the kernels read the other [long] vectors (Slice, Pad) with memcpy.
+bool Aligned8(const flatbuffers::Vector<int64_t>* v) {
+  return v == nullptr || reinterpret_cast<uintptr_t>(v->data()) % 8 == 0;
+}
+
+// One past the last byte of an arena tensor's last slot (checked in range).
+uint64_t End(const schema::Tensor* t) {
+  return t->offset() + (t->slots() - 1) * t->slot_stride() + t->bytes();
+}
+
+// True when two non-empty arena tensors' extents (all slots, from the first
+// byte of slot 0 to the last of the last slot) share a byte. Planned plans
+// keep every multi-slot tensor apart as a whole, so for them this is exact.
+bool Overlap(const schema::Tensor* a, const schema::Tensor* b) {
+  return a->storage() == schema::Storage::Arena && b->storage() == schema::Storage::Arena &&
+         a->domain() == b->domain() && a->bytes() != 0 && b->bytes() != 0 &&
+         a->offset() < End(b) && b->offset() < End(a);
+}
+
 bool QueueReaches(const schema::Queue* queue, uint32_t domain) {
   if (queue->domains() == nullptr) return false;
   for (uint32_t d : *queue->domains()) {
@@ -49,60 +76,60 @@ bool QueueReaches(const schema::Queue* queue, uint32_t domain) {
 }
 
 Status CheckTensor(Checker& c, const PlanView& view, uint32_t t) {
+  c.At("tensor ", t);
   const schema::Tensor* tensor = view.tensor(t);
   const size_t elem = DTypeSize(tensor->dtype());
-  if (elem == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown dtype"), "tensor ", t);
+  if (elem == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown dtype"));
+  if (!Aligned8(tensor->shape())) {
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("misaligned [long] vector"));
+  }
   uint64_t count = 1;
-  if (const auto* shape = tensor->shape()) {
-    if (shape->size() > kMaxRank) {
-      return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("rank > BATON_MAX_RANK"), "tensor ", t);
+  if (tensor->shape() != nullptr) {
+    if (tensor->shape()->size() > kMaxRank) {
+      return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("rank > BATON_MAX_RANK"));
     }
-    for (uint32_t i = 0; i < shape->size(); ++i) {
-      const int64_t d = ReadLong(shape, i);
-      if (d < 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("negative dimension"), "tensor ", t);
+    for (int64_t d : *tensor->shape()) {
+      if (d < 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("negative dimension"));
       if (MulOverflows(count, static_cast<uint64_t>(d), &count)) {
-        return c.Fail(StatusCode::kDataLoss, BATON_MSG("size overflows"), "tensor ", t);
+        return c.Fail(StatusCode::kDataLoss, BATON_MSG("size overflows"));
       }
     }
   }
   uint64_t bytes = 0;
   if (MulOverflows(count, elem, &bytes) || bytes != tensor->bytes()) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("bytes != dtype x shape"), "tensor ", t);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("bytes != dtype x shape"));
   }
   if (tensor->storage() == schema::Storage::Constant) {
     const uint64_t section = view.plan()->constants() ? view.plan()->constants()->size() : 0;
     uint64_t end = 0;
     if (AddOverflows(tensor->offset(), bytes, &end) || end > section) {
-      return c.Fail(StatusCode::kOutOfRange, BATON_MSG("constant out of range"),
-                    "tensor ", t);
+      return c.Fail(StatusCode::kOutOfRange, BATON_MSG("constant out of range"));
     }
     if (tensor->offset() % elem != 0) {
-      return c.Fail(StatusCode::kDataLoss, BATON_MSG("misaligned constant"), "tensor ", t);
+      return c.Fail(StatusCode::kDataLoss, BATON_MSG("misaligned constant"));
     }
     return Status::Ok();
   }
   if (tensor->storage() != schema::Storage::Arena) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown storage"), "tensor ", t);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown storage"));
   }
   if (tensor->domain() >= view.num_domains()) {
-    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad domain index"), "tensor ", t);
+    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad domain index"));
   }
   const schema::Domain* domain = view.domain(tensor->domain());
-  if (tensor->slots() == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("zero slots"), "tensor ", t);
+  if (tensor->slots() == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("zero slots"));
   if (tensor->slots() > 1 && tensor->slot_stride() < bytes) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("stride < bytes"), "tensor ", t);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("stride < bytes"));
   }
   const uint64_t align = domain->alignment();
   if (tensor->offset() % align != 0 || (tensor->slots() > 1 && tensor->slot_stride() % align != 0)) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("misaligned offset/stride"),
-                  "tensor ", t);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("misaligned offset/stride"));
   }
   uint64_t last = 0, end = 0;
   if (MulOverflows(tensor->slots() - 1, tensor->slot_stride(), &last) ||
       AddOverflows(last, tensor->offset(), &last) || AddOverflows(last, bytes, &end) ||
       end > domain->bytes()) {
-    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("slots exceed arena"),
-                  "tensor ", t);
+    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("slots exceed arena"));
   }
   return Status::Ok();
 }
@@ -110,53 +137,67 @@ Status CheckTensor(Checker& c, const PlanView& view, uint32_t t) {
 // A node may only touch tensors its queue can reach (constants: everyone).
 Status CheckAccess(Checker& c, const PlanView& view, uint32_t n, int64_t t, bool write) {
   if (t < 0 || static_cast<uint64_t>(t) >= view.num_tensors()) {
-    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad tensor index"), "node ", n);
+    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad tensor index"));
   }
   const schema::Tensor* tensor = view.tensor(static_cast<uint32_t>(t));
   if (tensor->storage() == schema::Storage::Constant) {
-    if (write) return c.Fail(StatusCode::kDataLoss, BATON_MSG("writes a constant"), "node ", n);
+    if (write) return c.Fail(StatusCode::kDataLoss, BATON_MSG("writes a constant"));
     return Status::Ok();
   }
   const schema::Queue* queue = view.queue(view.node(n)->queue());
   if (!QueueReaches(queue, tensor->domain())) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("tensor outside queue domains"),
-                  "node ", n);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("tensor outside queue domains"));
   }
   return Status::Ok();
 }
 
 Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
+  c.At("node ", n);
   const schema::Node* node = view.node(n);
   if (static_cast<uint32_t>(node->op()) > static_cast<uint32_t>(schema::Op::MAX)) {
-    return c.Fail(StatusCode::kUnimplemented, BATON_MSG("unknown op"), "node ", n);
+    return c.Fail(StatusCode::kUnimplemented, BATON_MSG("unknown op"));
+  }
+  if (node->stage() > kMaxStage) {
+    return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("stage > BATON_MAX_STAGE"));
   }
   if (node->queue() >= view.num_queues()) {
-    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad queue index"), "node ", n);
+    return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad queue index"));
   }
   const schema::Queue* queue = view.queue(node->queue());
   if (queue->nodes() == nullptr || node->position() >= queue->nodes()->size() ||
       queue->nodes()->Get(node->position()) != n) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("position mismatch"),
-                  "node ", n);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("position mismatch"));
   }
   const uint32_t num_in = node->inputs() ? node->inputs()->size() : 0;
   const uint32_t num_out = node->outputs() ? node->outputs()->size() : 0;
   const uint32_t num_ws = node->workspace() ? node->workspace()->size() : 0;
-  if (num_out == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("no outputs"), "node ", n);
+  if (num_out == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("no outputs"));
   if (num_in + num_out + num_ws > kMaxNodeTensors) {
-    return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("> BATON_MAX_NODE_TENSORS"),
-                  "node ", n);
+    return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("> BATON_MAX_NODE_TENSORS"));
   }
-  for (uint32_t i = 0; i < num_in; ++i) {
-    const int32_t t = node->inputs()->Get(i);
-    if (t == -1) continue;
-    BATON_RETURN_IF_ERROR(CheckAccess(c, view, n, t, false));
+  // Every tensor the node touches, inputs first: with the access checks,
+  // collected for the overlap check below.
+  const schema::Tensor* touched[kMaxNodeTensors];
+  uint32_t count = 0, first_write = 0;
+  for (uint32_t i = 0; i < num_in + num_out + num_ws; ++i) {
+    const bool write = i >= num_in;
+    const int64_t t = write ? i < num_in + num_out ? node->outputs()->Get(i - num_in)
+                                                   : node->workspace()->Get(i - num_in - num_out)
+                            : node->inputs()->Get(i);
+    if (t == -1 && !write) continue;
+    BATON_RETURN_IF_ERROR(CheckAccess(c, view, n, t, write));
+    if (!write) first_write = count + 1;
+    touched[count++] = view.tensor(static_cast<uint32_t>(t));
   }
-  for (uint32_t i = 0; i < num_out; ++i) {
-    BATON_RETURN_IF_ERROR(CheckAccess(c, view, n, node->outputs()->Get(i), true));
-  }
-  for (uint32_t i = 0; i < num_ws; ++i) {
-    BATON_RETURN_IF_ERROR(CheckAccess(c, view, n, node->workspace()->Get(i), true));
+  // No kernel runs in place: every output and workspace tensor is disjoint
+  // from every other tensor of its node, so no kernel copies between
+  // overlapping ranges or reads what it already overwrote.
+  for (uint32_t b = first_write; b < count; ++b) {
+    for (uint32_t a = 0; a < b; ++a) {
+      if (Overlap(touched[a], touched[b])) {
+        return c.Fail(StatusCode::kDataLoss, BATON_MSG("output overlaps another tensor"));
+      }
+    }
   }
   // Deadlock freedom: with k = inference + stage, every wait must point to an
   // instance at (k', index') < (k, index) lexicographically; queue programs
@@ -165,13 +206,15 @@ Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
   if (node->waits() != nullptr) {
     for (const schema::Wait* w : *node->waits()) {
       if (w->node() >= view.num_nodes()) {
-        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad wait node"), "node ", n);
+        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad wait node"));
+      }
+      if (w->lag() > kMaxLag) {
+        return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("lag > BATON_MAX_LAG"));
       }
       const int64_t weight = static_cast<int64_t>(node->stage()) -
                              static_cast<int64_t>(view.node(w->node())->stage()) + w->lag();
       if (weight < 0 || (weight == 0 && w->node() >= n)) {
-        return c.Fail(StatusCode::kDataLoss, BATON_MSG("wait points forward (deadlock)"), "node ",
-                      n);
+        return c.Fail(StatusCode::kDataLoss, BATON_MSG("wait points forward (deadlock)"));
       }
     }
   }
@@ -179,30 +222,32 @@ Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
 }
 
 Status CheckQueue(Checker& c, const PlanView& view, uint32_t q) {
+  c.At("queue ", q);
   const schema::Queue* queue = view.queue(q);
   if (static_cast<uint32_t>(queue->kind()) > static_cast<uint32_t>(schema::DeviceKind::MAX)) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown device kind"), "queue ", q);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("unknown device kind"));
   }
   if (queue->domains() != nullptr) {
     for (uint32_t d : *queue->domains()) {
       if (d >= view.num_domains()) {
-        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad domain index"), "queue ", q);
+        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad domain index"));
       }
     }
   }
   if (queue->nodes() != nullptr) {
+    if (queue->nodes()->size() > kMaxQueueNodes) {
+      return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("> BATON_MAX_QUEUE_NODES"));
+    }
     int64_t previous = -1;
     for (uint32_t n : *queue->nodes()) {
       if (n >= view.num_nodes()) {
-        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad node index"), "queue ", q);
+        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad node index"));
       }
       if (static_cast<int64_t>(n) <= previous) {
-        return c.Fail(StatusCode::kDataLoss, BATON_MSG("program not increasing"), "queue ",
-                      q);
+        return c.Fail(StatusCode::kDataLoss, BATON_MSG("program not increasing"));
       }
       if (view.node(n)->queue() != q) {
-        return c.Fail(StatusCode::kDataLoss, BATON_MSG("program lists foreign node"), "queue ",
-                      q);
+        return c.Fail(StatusCode::kDataLoss, BATON_MSG("program lists foreign node"));
       }
       previous = n;
     }
@@ -214,8 +259,9 @@ Status CheckGraphTensors(Checker& c, const PlanView& view,
                          const flatbuffers::Vector<uint32_t>* list, const char* what) {
   if (list == nullptr) return Status::Ok();
   for (uint32_t t : *list) {
+    c.At(what, t);
     if (t >= view.num_tensors() || view.tensor(t)->storage() != schema::Storage::Arena) {
-      return c.Fail(StatusCode::kOutOfRange, BATON_MSG("not an arena tensor"), what, t);
+      return c.Fail(StatusCode::kOutOfRange, BATON_MSG("not an arena tensor"));
     }
   }
   return Status::Ok();
@@ -223,20 +269,46 @@ Status CheckGraphTensors(Checker& c, const PlanView& view,
 
 }  // namespace
 
+namespace internal {
+
+void Describe(LoadError* out, const char* what, uint32_t index, const char* name,
+              const char* message) {
+  if (out == nullptr) return;
+  TextBuilder text(out->text, sizeof(out->text));
+  if (what != nullptr) {
+    text.Add(what).Add(index);
+    if (name != nullptr) text.Add(" '").Add(name).Add("'");
+    text.Add(": ");
+  }
+  text.Add(message);
+}
+
+}  // namespace internal
+
 Status PlanView::Load(const void* data, size_t size, PlanView* out_view, LoadError* out_error,
                       const LoadLimits& limits) {
   Checker c(out_error);
   if (out_view == nullptr) return c.Fail(StatusCode::kInvalidArgument, BATON_MSG("no output view"));
   *out_view = PlanView();
-  if (data == nullptr || size < 8) {
+  if (data == nullptr || size < 8 + kPlanTrailerBytes) {
     return c.Fail(StatusCode::kDataLoss, BATON_MSG("plan truncated"));
   }
   if (reinterpret_cast<uintptr_t>(data) % kPlanAlignment != 0) {
     return c.Fail(StatusCode::kFailedPrecondition, BATON_MSG("plan not 16-byte aligned"));
   }
   if (!schema::PlanBufferHasIdentifier(data)) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("bad file identifier (not BTN1)"));
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("no BTN1 identifier"));
   }
+  // The trailer: CRC-32C of every byte before it, little-endian.
+  size -= kPlanTrailerBytes;
+  uint32_t checksum;
+  memcpy(&checksum, static_cast<const uint8_t*>(data) + size, sizeof(checksum));
+  checksum = flatbuffers::EndianScalar(checksum);
+#if BATON_VERIFY_PLAN_CHECKSUM
+  if (Crc32c(data, size) != checksum) {
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("bad CRC-32C trailer"));
+  }
+#endif
   flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data), size, limits.max_depth,
                                  limits.max_tables);
   if (!schema::VerifyPlanBuffer(verifier)) {
@@ -244,9 +316,10 @@ Status PlanView::Load(const void* data, size_t size, PlanView* out_view, LoadErr
   }
   PlanView view;
   view.plan_ = schema::GetPlan(data);
+  view.checksum_ = checksum;
   if (view.plan_->version() != kPlanFormatVersion) {
-    return c.Fail(StatusCode::kFailedPrecondition, BATON_MSG("unsupported version"),
-                  "version ", view.plan_->version());
+    c.At("version ", view.plan_->version());
+    return c.Fail(StatusCode::kFailedPrecondition, BATON_MSG("unsupported version"));
   }
   if (view.num_domains() > kMaxDomains) {
     return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("> BATON_MAX_DOMAINS"));
@@ -257,14 +330,18 @@ Status PlanView::Load(const void* data, size_t size, PlanView* out_view, LoadErr
   if (view.in_flight() == 0 || view.in_flight() > kMaxInFlight) {
     return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("in-flight: 0 or > BATON_MAX_IN_FLIGHT"));
   }
+  if (view.num_inputs() > kMaxInputs) {
+    return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("inputs > BATON_MAX_INPUTS"));
+  }
   if (view.num_outputs() == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("plan has no outputs"));
   if (view.constants() != nullptr &&
       reinterpret_cast<uintptr_t>(view.constants()) % kPlanAlignment != 0) {
     return c.Fail(StatusCode::kDataLoss, BATON_MSG("constants misaligned"));
   }
   for (uint32_t d = 0; d < view.num_domains(); ++d) {
+    c.At("domain ", d);
     if (!IsPowerOfTwo(view.domain(d)->alignment())) {
-      return c.Fail(StatusCode::kDataLoss, BATON_MSG("alignment not a power of 2"), "domain ", d);
+      return c.Fail(StatusCode::kDataLoss, BATON_MSG("alignment not a power of 2"));
     }
   }
   for (uint32_t t = 0; t < view.num_tensors(); ++t) {

@@ -35,3 +35,15 @@ else()
   message(STATUS "google-benchmark not found: baton_pack_bench not built")
 endif()
 # --- end baton_pack_bench
+
+# --- baton_checksum_bench: the plan's CRC-32C and PlanView::Load, bytes/s
+# (docs/execution.md, "Trust model"). Run: build/tests/baton_checksum_bench
+find_package(benchmark QUIET)
+if(benchmark_FOUND)
+  add_executable(baton_checksum_bench ${CMAKE_CURRENT_LIST_DIR}/checksum_bench.cc)
+  target_link_libraries(baton_checksum_bench PRIVATE baton_runtime benchmark::benchmark)
+  target_compile_options(baton_checksum_bench PRIVATE ${BATON_WARNINGS})
+else()
+  message(STATUS "google-benchmark not found: baton_checksum_bench not built")
+endif()
+# --- end baton_checksum_bench

@@ -240,7 +240,9 @@ class PlanBuilder {
                               fbb.CreateVector(tensor_offsets), fbb.CreateVector(node_offsets),
                               fbb.CreateVector(inputs), fbb.CreateVector(outputs), constants);
     s::FinishPlanBuffer(fbb, plan);
-    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    AppendPlanTrailer(&bytes);
+    return bytes;
   }
 
   // Specs, public so tests can edit them before Finish().

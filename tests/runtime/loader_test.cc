@@ -58,9 +58,9 @@ TEST(Loader, RejectsMisalignedBuffer) {
   EXPECT_EQ(PlanView::Load(p, bytes.size(), &view).code(), StatusCode::kFailedPrecondition);
 }
 
-// Flip bytes all over the plan. Either the loader (or kernel preparation)
-// rejects it, or it is a plan that runs: both without crashing (ASan and
-// UBSan builds make this strict).
+// Flip bytes all over the plan and recompute the checksum. Either the loader
+// (or kernel preparation) rejects it, or it is a plan that runs: both without
+// crashing (ASan and UBSan builds make this strict).
 TEST(Loader, SurvivesFlippedBytes) {
   const std::string good = GoodPlan();
   std::mt19937 rng(7);
@@ -69,7 +69,10 @@ TEST(Loader, SurvivesFlippedBytes) {
   for (int trial = 0; trial < 600; ++trial) {
     std::string bytes = good;
     const int flips = 1 + static_cast<int>(rng() % 3);
-    for (int f = 0; f < flips; ++f) bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8));
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % (bytes.size() - kPlanTrailerBytes)] ^= static_cast<char>(1u << (rng() % 8));
+    }
+    ResealPlan(&bytes);  // past the checksum, into the semantic checks
     linux_port::AlignedBytes aligned(bytes.data(), bytes.size());
     PlanView view;
     LoadError error;
@@ -123,6 +126,7 @@ TEST(Loader, RejectsWrongVersion) {
   const size_t at = static_cast<size_t>(field - reinterpret_cast<const uint8_t*>(bytes.data()));
   uint32_t version = 99;
   std::memcpy(&bytes[at], &version, 4);
+  ResealPlan(&bytes);
   LoadError error;
   EXPECT_EQ(Load(bytes, &error).code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(std::string(error.text).find("version"), std::string::npos) << error.text;
@@ -155,7 +159,9 @@ class BadIndex : public ::testing::Test {
     auto plan = schema::CreatePlanDirect(b, kPlanFormatVersion, "bad", 1, &domains, &queues, &tensors,
                                          &nodes, &gin, &gout);
     schema::FinishPlanBuffer(b, plan);
-    return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    AppendPlanTrailer(&bytes);
+    return bytes;
   }
 };
 

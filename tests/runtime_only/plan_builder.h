@@ -79,6 +79,12 @@ class PlanBuilder {
     return static_cast<uint32_t>(tensors_.size() - 1);
   }
 
+  // A tensor built by the caller with fbb() (adversarial layouts).
+  uint32_t AddTensor(flatbuffers::Offset<schema::Tensor> tensor) {
+    tensors_.push_back(tensor);
+    return static_cast<uint32_t>(tensors_.size() - 1);
+  }
+
   // A float32 constant; its data is appended to the constant section
   // (64-byte aligned per tensor).
   uint32_t Constant(const std::string& name, std::vector<int64_t> shape,
@@ -125,7 +131,9 @@ class PlanBuilder {
                                          &tensors_, &nodes_, &inputs_, &outputs_,
                                          constants_.empty() ? nullptr : &constants_);
     schema::FinishPlanBuffer(fbb_, plan);
-    return AlignedPlan(fbb_.GetBufferPointer(), fbb_.GetSize());
+    std::vector<uint8_t> bytes(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+    AppendPlanTrailer(&bytes);
+    return AlignedPlan(bytes.data(), bytes.size());
   }
 
   static uint64_t Bytes(const std::vector<int64_t>& shape, schema::DType dtype) {

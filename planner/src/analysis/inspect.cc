@@ -2,6 +2,7 @@
 // inspect_text.cc.
 #include "baton/planner/analysis/inspect.h"
 
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 namespace baton::planner {
 namespace {
 
+using inspect_detail::ChecksumHex;
 using inspect_detail::DomainName;
 using inspect_detail::QueueName;
 using ojson = nlohmann::ordered_json;
@@ -111,6 +113,16 @@ Result<LoadedPlan> LoadedPlan::FromFile(const std::string& path) {
   return FromBytes(bytes.data(), bytes.size(), path);
 }
 
+namespace inspect_detail {
+
+std::string ChecksumHex(uint32_t checksum) {
+  char text[11];
+  std::snprintf(text, sizeof(text), "0x%08x", checksum);
+  return text;
+}
+
+}  // namespace inspect_detail
+
 const char* PlanOpName(schema::Op op) {
   return op == schema::Op::Copy ? "__copy" : schema::EnumNameOp(op);
 }
@@ -145,6 +157,7 @@ std::string InspectJson(const PlanView& view) {
   root["inputs"] = ListOf(view.plan()->inputs(), Index);
   root["outputs"] = ListOf(view.plan()->outputs(), Index);
   root["summary"] = ojson::parse(inspect_detail::SummaryJsonText(view));
+  root["checksum"] = ChecksumHex(view.checksum());
   return root.dump(2) + "\n";
 }
 

@@ -12,6 +12,10 @@
 
 namespace baton::planner::inspect_detail {
 
+// "0x" and 8 lowercase hex digits: the plan's CRC-32C trailer as `baton
+// inspect` prints it (text and --json "checksum").
+std::string ChecksumHex(uint32_t checksum);
+
 template <typename V>
 uint32_t Count(const V* v) {
   return v ? v->size() : 0;

@@ -13,6 +13,7 @@
 namespace baton::planner {
 namespace {
 
+using inspect_detail::ChecksumHex;
 using inspect_detail::Count;
 using inspect_detail::DomainName;
 using inspect_detail::IsGraphTensor;
@@ -308,7 +309,8 @@ std::string InspectText(const PlanView& view) {
       << view.plan()->version() << "): " << view.in_flight()
       << (view.in_flight() == 1 ? " inference" : " inferences") << " in flight, "
       << view.num_queues() << " queues, " << view.num_domains() << " domains, "
-      << view.num_tensors() << " tensors, " << view.num_nodes() << " nodes\n\n";
+      << view.num_tensors() << " tensors, " << view.num_nodes() << " nodes\n";
+  out << "checksum (CRC-32C trailer): " << ChecksumHex(view.checksum()) << "\n\n";
   out << inspect_detail::SummaryText(view) << "\n";
   out << PipelineSection(view, s) << "\n";
   out << StagesSection(view, s) << "\n";

@@ -16,6 +16,7 @@
 #include "analysis/validate_deadlock.h"
 #include "analysis/validate_graph.h"
 #include "analysis/validate_structure.h"
+#include "baton/checksum.h"
 #include "baton/plan_generated.h"
 
 namespace baton::planner {
@@ -80,6 +81,18 @@ Check ValidatePlanSchedule(const void* data, size_t size, int inferences, Valida
   if (!schema::PlanBufferHasIdentifier(bytes)) {
     return Fail("not a Baton plan (file identifier is not BTN1)");
   }
+  // The CRC-32C trailer (docs/formats.md), recomputed bit by bit here rather
+  // than with the runtime's table-driven Crc32c.
+  if (size < 8 + kPlanTrailerBytes) return Fail("plan is truncated (no checksum trailer)");
+  size -= kPlanTrailerBytes;
+  uint32_t crc = 0xFFFFFFFFu;
+  for (size_t i = 0; i < size; ++i) {
+    crc ^= bytes[i];
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  uint32_t stored = 0;
+  for (size_t i = 0; i < kPlanTrailerBytes; ++i) stored |= uint32_t{bytes[size + i]} << (8 * i);
+  if (~crc != stored) return Fail("plan checksum (CRC-32C trailer) does not match its bytes");
   flatbuffers::Verifier verifier(bytes, size);
   if (!schema::VerifyPlanBuffer(verifier)) {
     return Fail("plan failed FlatBuffers verification (corrupt or truncated)");

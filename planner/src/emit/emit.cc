@@ -258,7 +258,9 @@ Result<std::string> EmitPlan(const Program& p) {
       &tensors, &nodes, &inputs, &outputs, constants.empty() ? nullptr : &constants,
       summary.empty() ? nullptr : &summary);
   schema::FinishPlanBuffer(b, plan);
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  AppendPlanTrailer(&bytes);  // CRC-32C of everything before it (docs/formats.md)
+  return bytes;
 }
 
 std::string EmitHeader(const Program& p, const std::string& bytes, const std::string& source) {

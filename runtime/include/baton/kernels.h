@@ -14,7 +14,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "baton/config.h"
 #include "baton/plan_generated.h"
@@ -25,15 +24,6 @@ namespace baton {
 using schema::DeviceKind;
 using schema::DType;
 using schema::Op;
-
-// Element i of a [long] vector (shapes, Slice and Pad parameters). The
-// FlatBuffers verifier checks only 4-byte alignment, so such a vector may sit
-// at an address that is not 8-byte aligned: read it bytewise.
-inline int64_t ReadLong(const flatbuffers::Vector<int64_t>* v, uint32_t i) {
-  int64_t x;
-  memcpy(&x, v->Data() + sizeof(int64_t) * i, sizeof(x));
-  return x;
-}
 
 // Size in bytes of one element, or 0 for an unknown dtype.
 size_t DTypeSize(DType dtype);
@@ -46,7 +36,7 @@ struct TensorArg {
   bool present() const { return tensor != nullptr; }
   DType dtype() const { return tensor->dtype(); }
   uint32_t rank() const { return tensor->shape() ? tensor->shape()->size() : 0; }
-  int64_t dim(uint32_t i) const { return ReadLong(tensor->shape(), i); }
+  int64_t dim(uint32_t i) const { return tensor->shape()->Get(i); }
   // Number of elements (1 for a scalar).
   int64_t elements() const;
   size_t bytes() const { return static_cast<size_t>(tensor->bytes()); }

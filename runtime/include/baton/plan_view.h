@@ -2,23 +2,31 @@
 // Loading and verifying a plan.
 //
 // Checks at load (once; execution afterwards trusts the plan):
+//   0. the CRC-32C trailer over every other byte (baton/checksum.h; skipped,
+//      trailer still required, when built with BATON_VERIFY_PLAN_CHECKSUM=0);
 //   1. FlatBuffers verifier with explicit limits and the "BTN1" identifier;
 //   2. format version == kPlanFormatVersion;
 //   3. semantic checks: every index (domain, queue, tensor, node, wait) in
 //      range, every arena tensor's slots inside its domain and aligned, every
 //      constant inside the constant section, queue programs consistent with
 //      node.queue/position, every tensor a node touches reachable from its
-//      queue's domains, capacities of config.h respected, and the waits
-//      deadlock-free (see docs/formats.md, "Deadlock freedom").
-// Kernel lookup happens in Executor::Init.
+//      queue's domains, every limit of config.h respected (the message names
+//      it), slots <= inferences_in_flight, [long] vectors 8-byte aligned, no
+//      output or workspace of a node overlapping another tensor of that node
+//      (no kernel runs in place), and the waits deadlock-free (see
+//      docs/formats.md, "Deadlock freedom").
+// Kernel lookup happens in Executor::Init. What Load cannot know (a constant
+// or an offset changed to another valid value) only the checksum or a
+// signature catches: docs/execution.md, "Trust model".
 //
 // The plan bytes are not copied: they must stay valid and unchanged while the
 // PlanView is used, and start at a 16-byte aligned address (constants are
-// read in place).
+// read in place). `size` is the exact size of the plan file, trailer included.
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "baton/checksum.h"
 #include "baton/config.h"
 #include "baton/plan_generated.h"
 #include "baton/status.h"
@@ -52,6 +60,8 @@ class PlanView {
 
   const schema::Plan* plan() const { return plan_; }
   bool loaded() const { return plan_ != nullptr; }
+  // The plan's CRC-32C trailer (verified unless BATON_VERIFY_PLAN_CHECKSUM=0).
+  uint32_t checksum() const { return checksum_; }
 
   uint32_t num_domains() const { return Size(plan_->domains()); }
   uint32_t num_queues() const { return Size(plan_->queues()); }
@@ -78,6 +88,7 @@ class PlanView {
     return v ? v->size() : 0;
   }
   const schema::Plan* plan_ = nullptr;
+  uint32_t checksum_ = 0;
 };
 
 }  // namespace baton

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <limits>
 
@@ -79,6 +80,15 @@ inline bool SameShape(const TensorArg& a, const TensorArg& b) {
 
 // Byte size computed from shape and dtype (the Tensor.bytes field is not
 // trusted to be filled in).
+// Element i of a [long] parameter vector (Slice, Pad). FlatBuffers aligns a
+// vector's length prefix to 4 bytes only, so its 8-byte elements may be
+// misaligned: read with memcpy (little-endian, as FlatBuffers stores them).
+inline int64_t LongAt(const flatbuffers::Vector<int64_t>* v, uint32_t i) {
+  int64_t value;
+  memcpy(&value, v->Data() + static_cast<size_t>(i) * sizeof(value), sizeof(value));
+  return flatbuffers::EndianScalar(value);
+}
+
 inline size_t ByteSize(const TensorArg& t) {
   return static_cast<size_t>(t.elements()) * DTypeSize(t.dtype());
 }

@@ -75,8 +75,8 @@ Status PadPrepare(const KernelCall& call) {
   BATON_KCHECK(p->pads()->size() == 2 * r, "Pad pads must have 2 * rank entries");
   BATON_KCHECK(p->mode() <= kEdge, "Pad mode must be 0 (constant), 1 (reflect) or 2 (edge)");
   for (uint32_t d = 0; d < r; ++d) {
-    const int64_t b = ReadLong(p->pads(), d);
-    const int64_t e = ReadLong(p->pads(), r + d);
+    const int64_t b = LongAt(p->pads(), d);
+    const int64_t e = LongAt(p->pads(), r + d);
     BATON_KCHECK(b >= 0 && e >= 0, "Pad pads must be non-negative");
     BATON_KCHECK(y.dim(d) == x.dim(d) + b + e, "Pad output shape mismatch");
     if (p->mode() != kConstant && (b > 0 || e > 0)) {
@@ -105,8 +105,8 @@ Status PadEval(const KernelCall& call) {
   const uint32_t inner = r - 1;
   const int64_t in_w = x.dim(inner);
   const int64_t out_w = y.dim(inner);
-  const int64_t left = ReadLong(p->pads(), inner);
-  const int64_t right = ReadLong(p->pads(), r + inner);
+  const int64_t left = LongAt(p->pads(), inner);
+  const int64_t right = LongAt(p->pads(), r + inner);
   const int64_t rows = y.elements() / out_w;
   const uint8_t* src = static_cast<const uint8_t*>(x.data);
   uint8_t* dst = static_cast<uint8_t*>(y.data);
@@ -116,7 +116,7 @@ Status PadEval(const KernelCall& call) {
     int64_t off = 0;
     bool inside = in_w > 0;
     for (uint32_t d = 0; d < inner; ++d) {
-      const int64_t s = SourceIndex(index[d] - ReadLong(p->pads(), d), x.dim(d), mode);
+      const int64_t s = SourceIndex(index[d] - LongAt(p->pads(), d), x.dim(d), mode);
       if (s < 0) {
         inside = false;
         break;

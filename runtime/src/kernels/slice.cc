@@ -27,13 +27,13 @@ Status SlicePrepare(const KernelCall& call) {
   for (uint32_t d = 0; d < r; ++d) {
     if (p->axes())
       BATON_KCHECK(p->axes()->Get(d) == static_cast<int32_t>(d), "Slice axes not normalized");
-    const int64_t start = ReadLong(p->starts(), d);
-    const int64_t step = ReadLong(p->steps(), d);
+    const int64_t start = LongAt(p->starts(), d);
+    const int64_t step = LongAt(p->steps(), d);
     const int64_t count = y.dim(d);
     BATON_KCHECK(step != 0, "Slice step is zero");
     BATON_KCHECK(start >= 0, "Slice start is negative");
     if (p->ends()) {
-      const int64_t end = ReadLong(p->ends(), d);
+      const int64_t end = LongAt(p->ends(), d);
       int64_t expect = step > 0 ? CeilDiv(end - start, step) : CeilDiv(start - end, -step);
       expect = expect < 0 ? 0 : expect;
       BATON_KCHECK(count == expect, "Slice output shape does not match starts/ends/steps");
@@ -59,8 +59,8 @@ Status SliceEval(const KernelCall& call) {
   int64_t step[kMaxRank];  // input offset per output index, per dim
   for (uint32_t d = 0; d < r; ++d) {
     size[d] = y.dim(d);
-    base += ReadLong(p->starts(), d) * stride[d];
-    step[d] = ReadLong(p->steps(), d) * stride[d];
+    base += LongAt(p->starts(), d) * stride[d];
+    step[d] = LongAt(p->steps(), d) * stride[d];
   }
   CopyStridedView(y.data, x.data, base, size, step, r, DTypeSize(x.dtype()));
   return Status::Ok();
