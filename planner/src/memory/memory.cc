@@ -361,13 +361,15 @@ Peak MustLivePeak(const MemoryFacts& f, const DomainProblem& dp, uint64_t align)
   const Graph& g = f.p.graph;
   const int in_flight = f.p.in_flight;
   Peak best;
+  std::vector<uint64_t> member_bytes;  // aligned, hoisted out of the nodes x members loop
+  for (int t : dp.members) member_bytes.push_back(AlignUp(g.tensors[t].bytes(), align));
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     Peak here;
     here.node = static_cast<int>(n);
     for (size_t k = 0; k < dp.members.size(); ++k) {
       if (dp.exclusive[k]) continue;
       const int t = dp.members[k];
-      const uint64_t bytes = AlignUp(g.tensors[t].bytes(), align);
+      const uint64_t bytes = member_bytes[k];
       uint64_t held = 0;
       for (int j = -in_flight; j <= in_flight; ++j) {
         if (MustBeLive(f.hb, f.acc[t], dp.accessors[k], static_cast<int>(n), j)) held += bytes;
@@ -441,7 +443,8 @@ std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Pea
 
 // Packs domain d, places its tensors and fills its report; fails when the
 // arena exceeds the domain's capacity.
-Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s) {
+Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s,
+                 bool with_bounds) {
   const DomainProblem dp = BuildDomainProblem(f, d, pack_time_limit_s);
   if (dp.members.empty()) return {};
   const TargetDomain& domain = p->target.domains[d];
@@ -457,6 +460,7 @@ Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit
   }
   DomainReport& report = p->domain_report[d];
   report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
+  if (!with_bounds && report.arena_bytes <= domain.bytes) return {};
   const Peak peak = MustLivePeak(f, dp, align);
   report.lower_bound_bytes = LowerBound(dp, peak);
   if (report.arena_bytes > domain.bytes) {
@@ -482,7 +486,7 @@ Check PlanWorkspace(Program* p) {
   return {};
 }
 
-Check PlanMemory(Program* p, double pack_time_limit_s) {
+Check PlanMemory(Program* p, double pack_time_limit_s, bool with_bounds) {
   const std::vector<Accesses> acc = CollectAccesses(*p);
   const std::set<int> emitted = EmittedTensors(p->graph, acc);
   p->placement.assign(p->graph.tensors.size(), TensorPlacement());
@@ -494,7 +498,7 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
   for (size_t k = 0; k < p->order.size(); ++k) facts.order_pos[p->order[k]] = static_cast<int>(k);
   p->domain_report.assign(p->target.domains.size(), DomainReport());
   for (size_t d = 0; d < p->target.domains.size(); ++d) {
-    BATON_TRY(PlanDomain(p, facts, static_cast<int>(d), pack_time_limit_s));
+    BATON_TRY(PlanDomain(p, facts, static_cast<int>(d), pack_time_limit_s, with_bounds));
   }
   return {};
 }
