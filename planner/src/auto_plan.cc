@@ -284,10 +284,12 @@ class AutoPlanner {
   }
 
   // Plans `devices` at every allowed depth; keeps the best plan overall.
+  // `always`: at depth 1 even when the work budget is spent (the single
+  // devices: the baseline the result must not fall below).
   std::optional<Judged> Judge(const std::vector<int>& devices, bool always = false) {
     std::optional<Judged> best_here;
     for (int depth : Depths()) {
-      if (!always && OutOfWork()) break;
+      if (!(always && depth == 1) && OutOfWork()) break;
       Program p = light_;
       p.node_device = devices;
       ++planned_;
