@@ -32,10 +32,11 @@ constexpr double kTie = 0.005;
 constexpr double kMemoryFractions[] = {1.0, 0.75, 0.5, 0.35, 0.25, 0.15};
 // The search's work budget: candidate stage options (each one scheduled,
 // packed and simulated) times the graph's nodes. About 400 options for a
-// 150-node model, 120 for 500 nodes; never fewer than kMinOptions. A count,
-// not a clock, so that plans do not depend on the machine.
+// 150-node model, 120 for 500 nodes; never fewer than kMinOptions (which
+// 5,000-node graphs get). A count, not a clock, so that plans do not depend
+// on the machine.
 constexpr int64_t kOptionNodeBudget = 60000;
-constexpr int64_t kMinOptions = 12;
+constexpr int64_t kMinOptions = 40;
 
 struct Judged {
   Program program;
@@ -152,7 +153,7 @@ Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_t
                            bool quick, std::string* out_error, int64_t* out_planned = nullptr) {
   const size_t refined_count = quick ? 1 : 3;
   BATON_ASSIGN_OR_RETURN(std::vector<StageOption> options, StageOptions(p, work, quick));
-  if (out_planned != nullptr) *out_planned += static_cast<int64_t>(options.size() + refined_count);
+  if (out_planned != nullptr) *out_planned += static_cast<int64_t>(options.size());
   std::vector<std::pair<Staged, Program>> planned;  // finished, and staged before finishing
   for (const StageOption& o : options) {
     Program staged = p;
@@ -176,6 +177,7 @@ Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_t
   for (size_t i = 0; i < planned.size() && i < refined_count; ++i) {
     Staged candidate = std::move(planned[i].first);
     if (candidate.program.num_stages > 1) {
+      if (out_planned != nullptr) ++*out_planned;
       BATON_ASSIGN_OR_RETURN(Program refined,
                              RefineOrder(planned[i].second, candidate.program, pack_time_limit_s,
                                          /*with_bounds=*/false));
