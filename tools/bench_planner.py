@@ -5,7 +5,7 @@ Generates the big graphs (tools/make_big_graph.py: about 500 and 5,000 nodes
 after import) unless they exist, exports mobilenet_v2 (tools/export_torchvision.py),
 then plans each model with --auto on every bundled multi-device target and
 prints a Markdown table: wall seconds, CPU seconds (user + system of the
-planner process), nodes planned, the plan's predicted throughput and D, and
+planner process), the plan's predicted throughput and D, and
 whether --auto-time-limit cut the search short. Each cell is the median of
 --repeat runs (default 1). Run it on an otherwise idle machine: the wall
 time counts whatever else shares the cores.
@@ -63,8 +63,8 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     baton = os.path.abspath(a.baton)
-    print("| model | nodes | target | wall s | CPU s | throughput/s | D | time limit hit |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | target | wall s | CPU s | throughput/s | D | time limit hit |")
+    print("|---|---|---|---|---|---|---|")
     for name in a.models.split(","):
         model = model_path(a.out, name)
         for tname in a.targets.split(","):
@@ -73,9 +73,7 @@ def main():
                     for _ in range(a.repeat)]
             doc = runs[-1][2]
             auto = doc.get("auto", {})
-            nodes = sum(d.get("nodes", 0) for d in doc.get("devices", {}).values()) \
-                if isinstance(doc.get("devices"), dict) else ""
-            print(f"| {name} | {nodes} | {tname} | {statistics.median(r[0] for r in runs):.2f} | "
+            print(f"| {name} | {tname} | {statistics.median(r[0] for r in runs):.2f} | "
                   f"{statistics.median(r[1] for r in runs):.2f} | "
                   f"{auto.get('throughput_per_s', 0):.1f} | {doc.get('inferences_in_flight', '')} | "
                   f"{'yes' if auto.get('time_limit_hit') else 'no'} |", flush=True)
