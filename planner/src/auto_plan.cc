@@ -4,6 +4,7 @@
 // and the simulator decides.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -29,6 +30,13 @@ constexpr double kTie = 0.005;
 // Shares of each domain's capacity the search aims at, tried in turn when
 // the packed arenas of every candidate exceed a capacity.
 constexpr double kMemoryFractions[] = {1.0, 0.75, 0.5, 0.35, 0.25, 0.15};
+// The search's work budget: candidate stage options (each one scheduled,
+// packed and simulated) times the graph's nodes. About 400 options for a
+// 150-node model, 120 for 500 nodes; never fewer than kMinOptions (which
+// 5,000-node graphs get). A count, not a clock, so that plans do not depend
+// on the machine.
+constexpr int64_t kOptionNodeBudget = 60000;
+constexpr int64_t kMinOptions = 40;
 
 struct Judged {
   Program program;
@@ -99,7 +107,7 @@ struct StageOption {
 // are dropped.
 // `quick`: only the modulo schedule at full depth, the time slices at full
 // depth and a single stage (the screening of many candidates).
-Result<std::vector<StageOption>> StageOptions(const Program& p, bool quick) {
+Result<std::vector<StageOption>> StageOptions(const Program& p, const NodeWork& work, bool quick) {
   std::vector<StageOption> options;
   auto add = [&](StageOption o) {
     for (const StageOption& have : options) {
@@ -109,7 +117,7 @@ Result<std::vector<StageOption>> StageOptions(const Program& p, bool quick) {
   };
   const int depth = p.in_flight;
   if (depth > 1) {
-    BATON_ASSIGN_OR_RETURN(std::vector<double> seconds, ProgramSeconds(p));
+    BATON_ASSIGN_OR_RETURN(std::vector<double> seconds, ProgramSeconds(p, work));
     for (int stages = depth; stages >= (quick ? depth : 2); --stages) {
       BATON_ASSIGN_OR_RETURN(ModuloSchedule s, ModuloStages(p, seconds, stages));
       if (s.num_stages > 1) add({s.stage, s.order});
@@ -141,17 +149,18 @@ struct Staged {
 // often matters as much as the cut itself, so the ranking before it is only
 // a shortlist. The highest simulated throughput wins (the first of equals:
 // options come in order of preference).
-Result<Staged> BestStaging(const Program& p, double pack_time_limit_s, bool quick,
-                           std::string* out_error) {
+Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_time_limit_s,
+                           bool quick, std::string* out_error, int64_t* out_planned = nullptr) {
   const size_t refined_count = quick ? 1 : 3;
-  BATON_ASSIGN_OR_RETURN(std::vector<StageOption> options, StageOptions(p, quick));
+  BATON_ASSIGN_OR_RETURN(std::vector<StageOption> options, StageOptions(p, work, quick));
+  if (out_planned != nullptr) *out_planned += static_cast<int64_t>(options.size());
   std::vector<std::pair<Staged, Program>> planned;  // finished, and staged before finishing
   for (const StageOption& o : options) {
     Program staged = p;
     staged.node_stage = o.stage;
     staged.num_stages = 1 + *std::max_element(o.stage.begin(), o.stage.end());
-    Result<Program> done =
-        FinishProgram(staged, o.order.empty() ? nullptr : &o.order, pack_time_limit_s);
+    Result<Program> done = FinishProgram(staged, o.order.empty() ? nullptr : &o.order,
+                                         pack_time_limit_s, /*with_bounds=*/false);
     Result<SimResult> sim = done.ok() ? SimulateProgram(done.value(), kJudgeInferences)
                                       : Result<SimResult>(Fail(done.error()));
     if (!sim.ok()) {
@@ -168,8 +177,10 @@ Result<Staged> BestStaging(const Program& p, double pack_time_limit_s, bool quic
   for (size_t i = 0; i < planned.size() && i < refined_count; ++i) {
     Staged candidate = std::move(planned[i].first);
     if (candidate.program.num_stages > 1) {
+      if (out_planned != nullptr) ++*out_planned;
       BATON_ASSIGN_OR_RETURN(Program refined,
-                             RefineOrder(planned[i].second, candidate.program, pack_time_limit_s));
+                             RefineOrder(planned[i].second, candidate.program, pack_time_limit_s,
+                                         /*with_bounds=*/false));
       if (refined.order != candidate.program.order) {
         BATON_ASSIGN_OR_RETURN(SimResult sim, SimulateProgram(refined, kJudgeInferences));
         candidate = Staged{std::move(refined), std::move(sim)};
@@ -184,12 +195,14 @@ Result<Staged> BestStaging(const Program& p, double pack_time_limit_s, bool quic
 
 // Plans `p` (devices assigned, copies not yet inserted) with `in_flight`
 // inferences in flight and the best of its stage options.
-Result<Judged> PlanCandidate(Program p, int in_flight, double pack_time_limit_s, bool quick) {
+Result<Judged> PlanCandidate(Program p, const NodeWork& work, int in_flight,
+                             double pack_time_limit_s, bool quick, int64_t* out_planned) {
   p.in_flight = in_flight;
   BATON_TRY(InsertCopies(&p));
   if (p.queues.size() > kMaxQueues) return Fail("too many queues");
   std::string error;
-  BATON_ASSIGN_OR_RETURN(Staged best, BestStaging(p, pack_time_limit_s, quick, &error));
+  BATON_ASSIGN_OR_RETURN(Staged best,
+                         BestStaging(p, work, pack_time_limit_s, quick, &error, out_planned));
   return Judged{std::move(best.program), std::move(best.sim), in_flight};
 }
 
@@ -212,10 +225,7 @@ bool BetterJudged(const Judged& a, const Judged& b, Objective objective) {
 // measured (target.profile) where a profile entry matches the node and the
 // device, exactly as NodeSeconds will cost the emitted plan.
 Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWork* out_work) {
-  Program cpu = p;
-  cpu.node_device.assign(p.graph.nodes.size(), p.target.fallback);
-  BATON_TRY(InsertCopies(&cpu));
-  BATON_ASSIGN_OR_RETURN(NodeWork work, ProgramWork(cpu));
+  BATON_ASSIGN_OR_RETURN(NodeWork work, BaseWork(p));
   const size_t n_nodes = p.graph.nodes.size();
   std::vector<std::vector<double>> seconds(n_nodes,
                                            std::vector<double>(p.target.devices.size(), -1.0));
@@ -231,7 +241,6 @@ Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWor
       seconds[n][d] = measured ? *measured : DeviceSeconds(dev.cost, work.macs[n], work.bytes[n]);
     }
   }
-  work.workspace_bytes.resize(n_nodes);
   *out_work = std::move(work);
   return seconds;
 }
@@ -240,14 +249,20 @@ class AutoPlanner {
  public:
   AutoPlanner(Program assigned, const PlanOptions& o)
       : base_(std::move(assigned)),
+        light_(WithoutWeights(base_)),
         options_(o),
-        objective_(o.objective == "latency" ? Objective::kLatency : Objective::kThroughput) {}
+        objective_(o.objective == "latency" ? Objective::kLatency : Objective::kThroughput),
+        option_budget_(std::max<int64_t>(
+            kMinOptions, kOptionNodeBudget / std::max<int64_t>(1, static_cast<int64_t>(
+                                                                      base_.graph.nodes.size())))),
+        deadline_(std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(std::min(o.auto_time_limit_s, 1e7)))) {}
 
   Result<Program> Run() {
-    NodeWork work;
-    BATON_ASSIGN_OR_RETURN(auto seconds, DeviceSeconds(base_, &work));
+    BATON_ASSIGN_OR_RETURN(auto seconds, DeviceSeconds(light_, &work_));
     BATON_ASSIGN_OR_RETURN(PartitionModel model,
-                           PartitionModel::Build(base_, std::move(seconds), work.workspace_bytes));
+                           PartitionModel::Build(base_, std::move(seconds), work_.workspace_bytes));
     JudgeSingles(model);
     double fraction = 1;
     for (double f : kMemoryFractions) {
@@ -277,14 +292,17 @@ class AutoPlanner {
   }
 
   // Plans `devices` at every allowed depth; keeps the best plan overall.
-  std::optional<Judged> Judge(const std::vector<int>& devices) {
+  // `always`: at depth 1 even when the work budget is spent (the single
+  // devices: the baseline the result must not fall below).
+  std::optional<Judged> Judge(const std::vector<int>& devices, bool always = false) {
     std::optional<Judged> best_here;
     for (int depth : Depths()) {
-      Program p = base_;
+      if (!(always && depth == 1) && OutOfWork()) break;
+      Program p = light_;
       p.node_device = devices;
       ++planned_;
-      Result<Judged> judged =
-          PlanCandidate(std::move(p), depth, /*pack_time_limit_s=*/0.0, /*quick=*/true);
+      Result<Judged> judged = PlanCandidate(std::move(p), work_, depth, /*pack_time_limit_s=*/0.0,
+                                            /*quick=*/true, &options_planned_);
       if (!judged.ok()) {
         if (first_error_.empty()) first_error_ = judged.error();
         continue;
@@ -313,11 +331,12 @@ class AutoPlanner {
     for (size_t i = 0; i < sorted.size() && done.size() < kShortlist; ++i) {
       if (std::find(done.begin(), done.end(), sorted[i].devices) != done.end()) continue;
       done.push_back(sorted[i].devices);
-      for (int depth = 1; depth <= max_depth; ++depth) {
-        Program p = base_;
+      for (int depth = 1; depth <= max_depth && !OutOfWork(); ++depth) {
+        Program p = light_;
         p.node_device = sorted[i].devices;
         ++planned_;
-        Result<Judged> full = PlanCandidate(std::move(p), depth, 0.0, /*quick=*/false);
+        Result<Judged> full =
+            PlanCandidate(std::move(p), work_, depth, 0.0, /*quick=*/false, &options_planned_);
         if (full.ok() && BetterJudged(full.value(), *best_, objective_)) {
           best_ = std::move(full).value();
         }
@@ -329,13 +348,21 @@ class AutoPlanner {
   // result must beat, and the report's reference.
   void JudgeSingles(const PartitionModel& model) {
     for (size_t d = 0; d < base_.target.devices.size(); ++d) {
-      std::optional<Judged> j = Judge(model.SingleDevice(static_cast<int>(d)));
+      std::optional<Judged> j = Judge(model.SingleDevice(static_cast<int>(d)), /*always=*/true);
       if (!j) continue;
       if (!best_single_ || BetterJudged(*j, *best_single_, objective_)) {
         best_single_ = std::move(j);
         best_single_name_ = base_.target.devices[d].name;
       }
     }
+  }
+
+  // The work budget is spent (the search stops; deterministic), or the
+  // --auto-time-limit passed (the best plan so far wins; recorded).
+  bool OutOfWork() {
+    if (options_planned_ >= option_budget_) return true;
+    if (!time_limit_hit_ && std::chrono::steady_clock::now() >= deadline_) time_limit_hit_ = true;
+    return time_limit_hit_;
   }
 
   std::string NoPlanMessage() const {
@@ -385,6 +412,7 @@ class AutoPlanner {
       r.queue_busy_s.push_back(sim.inferences > 0 ? busy / sim.inferences : 0.0);
     }
     r.candidates_planned = planned_;
+    r.time_limit_hit = time_limit_hit_;
     r.memory_fraction = fraction;
     for (size_t n = 0; n < model.num_nodes(); ++n) {
       if (model.Pinned(static_cast<int>(n))) r.pinned.push_back(base_.graph.nodes[n].name);
@@ -392,8 +420,14 @@ class AutoPlanner {
   }
 
   Program base_;
+  Program light_;  // base_ without weights: what candidates are planned from
+  NodeWork work_;  // per node of base_, for the stage options
   const PlanOptions& options_;
   Objective objective_;
+  int64_t option_budget_;         // stage options the search may plan
+  int64_t options_planned_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  bool time_limit_hit_ = false;
   struct Screened {
     std::vector<int> devices;
     int depth;
@@ -451,6 +485,50 @@ Result<NodeWork> ProgramWork(const Program& p) {
   return work;
 }
 
+Result<NodeWork> BaseWork(const Program& p) {
+  Program cpu = p;
+  cpu.node_device.assign(p.graph.nodes.size(), p.target.fallback);
+  BATON_TRY(InsertCopies(&cpu));
+  BATON_ASSIGN_OR_RETURN(NodeWork work, ProgramWork(cpu));
+  const size_t n_nodes = p.graph.nodes.size();
+  work.macs.resize(n_nodes);
+  work.bytes.resize(n_nodes);
+  work.workspace_bytes.resize(n_nodes);
+  return work;
+}
+
+Program WithoutWeights(const Program& p) {
+  Program light = p;
+  for (Tensor& t : light.graph.tensors) {
+    if (t.is_constant && t.dtype == DType::Float32 && t.data.size() > kElideConstantBytes) {
+      std::vector<uint8_t>().swap(t.data);
+    }
+  }
+  return light;
+}
+
+Result<std::vector<double>> ProgramSeconds(const Program& p, const NodeWork& work) {
+  // The cost model's formulas (analysis/cost.h) on the counts of `work`: the
+  // same numbers NodeSeconds reads from an emitted plan, without emitting.
+  const Graph& g = p.graph;
+  std::vector<double> seconds(g.nodes.size(), 0.0);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    if (node.op != kCopyOp) {
+      if (n >= work.macs.size() || p.node_device[n] < 0) return ProgramSeconds(p);
+      seconds[n] = DeviceSeconds(p.target.devices[p.node_device[n]].cost, work.macs[n],
+                                 work.bytes[n]);
+      continue;
+    }
+    const int from = p.tensor_domain[node.inputs[0]], to = p.tensor_domain[node.outputs[0]];
+    const TargetLink* link = from >= 0 && to >= 0 ? p.target.FindLink(from, to) : nullptr;
+    if (link == nullptr) return ProgramSeconds(p);  // the cost model's special cases
+    seconds[n] = link->latency_s +
+                 static_cast<double>(g.tensors[node.outputs[0]].bytes()) / link->bytes_per_s;
+  }
+  return seconds;
+}
+
 Result<std::vector<double>> ProgramSeconds(const Program& p) {
   BATON_ASSIGN_OR_RETURN(SingleStage s, EmitSingleStage(p, /*with_workspace=*/false));
   BATON_ASSIGN_OR_RETURN(std::vector<double> by_plan_node,
@@ -463,9 +541,13 @@ Result<std::vector<double>> ProgramSeconds(const Program& p) {
 Check ChooseStages(Program* p, std::vector<int>* out_order) {
   // The simulator decides; an option that cannot be planned (arenas over
   // capacity) drops out. With none left, device boundaries stay, and the
-  // caller's FinishProgram reports the error.
+  // caller's FinishProgram reports the error. Options are planned without
+  // weights: only their shapes count.
   std::string error;
-  Result<Staged> best = BestStaging(*p, 0.0, /*quick=*/false, &error);
+  Program light = WithoutWeights(*p);
+  Result<NodeWork> work = ProgramWork(light);
+  Result<Staged> best = work.ok() ? BestStaging(light, work.value(), 0.0, /*quick=*/false, &error)
+                                  : Result<Staged>(Fail(work.error()));
   if (!best.ok()) {
     out_order->clear();
     return AssignStages({}, p);

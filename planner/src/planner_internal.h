@@ -10,16 +10,13 @@
 namespace baton::planner::internal {
 
 // Schedule (in `order` when given), workspace, memory and wait pruning of a
-// program whose stages are set.
+// program whose stages are set. `with_bounds`: PlanMemory's lower bounds
+// (false for candidates that are only simulated).
 Result<Program> FinishProgram(const Program& p, const std::vector<int>* order,
-                              double pack_time_limit_s);
+                              double pack_time_limit_s, bool with_bounds = true);
 
 // Emits `p` and simulates `inferences` inferences on its target.
 Result<SimResult> SimulateProgram(const Program& p, uint32_t inferences);
-
-// Seconds of every node of `p` (after InsertCopies) on its own queue, from
-// the target's cost model (analysis/cost.h). `p` needs no stages or schedule.
-Result<std::vector<double>> ProgramSeconds(const Program& p);
 
 // Multiply-accumulates and bytes of every node of a program (copies
 // included), as the cost model counts them, and each node's profile
@@ -31,6 +28,29 @@ struct NodeWork {
   std::vector<uint64_t> workspace_bytes;
 };
 Result<NodeWork> ProgramWork(const Program& p);
+
+// The work of every node of `p` (devices assigned, no copies yet), counted
+// on the all-fallback plan: a node's MACs and bytes do not depend on its
+// device.
+Result<NodeWork> BaseWork(const Program& p);
+
+// Seconds of every node of `p` (after InsertCopies) on its own queue, from
+// the target's cost model (analysis/cost.h). `p` needs no stages or schedule.
+// The first emits `p` and reads the plan; the second computes the same
+// numbers from `work` (BaseWork or ProgramWork of `p`'s own nodes) and the
+// links, without emitting (it falls back to the first for a copy the cost
+// model treats specially).
+Result<std::vector<double>> ProgramSeconds(const Program& p);
+Result<std::vector<double>> ProgramSeconds(const Program& p, const NodeWork& work);
+
+// Float constants larger than this lose their data in the programs the
+// planner only packs and simulates (candidates, stage options).
+inline constexpr size_t kElideConstantBytes = 4096;
+
+// `p` without the data of its large float constants (weights): emitted, it
+// loads and simulates like `p` (emit.h), and copying it is cheap. Lowerings
+// read only small constants (shapes, pads, axes, clip bounds).
+Program WithoutWeights(const Program& p);
 
 // Stages for a program with copies when the user gave no --split: the best
 // by simulation of device-boundary stages, a modulo schedule within
@@ -45,6 +65,7 @@ Result<Program> PlanAuto(Program assigned, const PlanOptions& options);
 // re-ordering every queue by simulated ready times, each kept only when the
 // simulation improves. `staged` is the program before FinishProgram, `best`
 // the finished one.
-Result<Program> RefineOrder(const Program& staged, Program best, double pack_time_limit_s);
+Result<Program> RefineOrder(const Program& staged, Program best, double pack_time_limit_s,
+                            bool with_bounds = true);
 
 }  // namespace baton::planner::internal

@@ -32,6 +32,7 @@ struct PlanArgs {
   std::string objective = "throughput";
   int max_in_flight = 4;
   std::vector<std::string> profiles;
+  double auto_time_limit = 60.0;
 };
 
 // The plan and the optional header, report and dot graph; with no program
@@ -81,6 +82,7 @@ int RunPlan(const PlanArgs& a) {
   options.auto_partition = a.auto_partition;
   options.objective = a.objective;
   options.max_in_flight = a.max_in_flight;
+  options.auto_time_limit_s = a.auto_time_limit;
   for (const std::string& rule : a.assign) {
     Result<AssignRule> parsed = ParseAssignRule(rule);
     if (!parsed.ok()) return fail(parsed.error());
@@ -133,6 +135,9 @@ int RunPlan(const PlanArgs& a) {
                   "bottleneck %s\n",
                   r.objective.c_str(), r.throughput_per_s, r.bound_throughput_per_s,
                   r.latency_s * 1e3, r.bottleneck_queue.c_str());
+      if (r.time_limit_hit) {
+        std::printf("  --auto-time-limit reached: the best plan found so far was kept\n");
+      }
       if (r.best_single_throughput_per_s > 0) {
         std::printf("  best single device: %s at %.1f inferences/s (D=%d); speed-up %.2fx\n",
                     r.best_single_device.c_str(), r.best_single_throughput_per_s,
@@ -170,6 +175,10 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-in-flight", args->max_in_flight,
                   "--auto: largest in-flight depth to consider (default 4)")
       ->check(CLI::Range(1, 16));
+  cmd->add_option("--auto-time-limit", args->auto_time_limit,
+                  "--auto: wall seconds after which the search keeps the best plan so far "
+                  "(default 60)")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--pack-time-limit", args->pack_time, "Seconds the arena packer may search per domain")
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--profile", args->profiles,

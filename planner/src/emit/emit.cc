@@ -55,14 +55,20 @@ std::vector<uint8_t> PackConstants(const Graph& g, const Indexing& ix,
                                    std::vector<uint64_t>* out_offset) {
   std::vector<uint8_t> constants;
   out_offset->assign(g.tensors.size(), 0);
+  size_t elided = 0;  // the largest constant without data (emit.h)
   for (int t : ix.tensor_order) {
     const Tensor& tensor = g.tensors[t];
     if (!tensor.is_constant) continue;
+    if (tensor.data.empty() && tensor.bytes() > 0) {
+      elided = std::max(elided, tensor.bytes());
+      continue;
+    }
     constants.resize((constants.size() + kConstantAlignment - 1) / kConstantAlignment *
                      kConstantAlignment);
     (*out_offset)[t] = constants.size();
     constants.insert(constants.end(), tensor.data.begin(), tensor.data.end());
   }
+  if (constants.size() < elided) constants.resize(elided, 0);
   return constants;
 }
 
@@ -317,6 +323,7 @@ nlohmann::ordered_json AutoReportJson(const AutoReport& a, bool profiled) {
   j["queues"] = queues;
   j["pinned"] = a.pinned;
   j["candidates_planned"] = a.candidates_planned;
+  j["time_limit_hit"] = a.time_limit_hit;
   j["memory_fraction"] = a.memory_fraction;
   j["cost_source"] = profiled ? "profile" : "target";
   return j;

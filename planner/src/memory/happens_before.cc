@@ -22,6 +22,10 @@ HappensBefore::HappensBefore(const Program& p) : p_(p) {
   }
   // Queries look at inferences up to D + 2 past the first.
   iterations_ = max_stage + p.in_flight + 3;
+  max_stage_ = max_stage;
+  margin_.assign(nodes * queues * static_cast<size_t>(2 * iterations_ + 1) *
+                     static_cast<size_t>(max_stage + 1),
+                 kUnset);
   c_.assign(static_cast<size_t>(iterations_),
             std::vector<std::vector<Vec>>(static_cast<size_t>(iterations_), std::vector<Vec>(nodes)));
   for (int64_t h = 0; h < iterations_; ++h) {
@@ -74,15 +78,36 @@ HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<
 }
 
 bool HappensBefore::Completed(int m, int delta, int n) const {
+  // m completed inference i + delta when n's knowledge of m's queue reaches
+  // Target(m, i + delta) = (i + delta + stage(m)) * length + position(m) + 1
+  // for every i checked. The smallest margin over i, knowledge minus
+  // (i + delta + stage(m)) * length, depends on m only through its queue and
+  // stage: it is memoized per (n, queue, delta, stage), and the question is
+  // then whether it reaches position(m) + 1.
   const int qm = p_.node_queue[m];
+  const int sm = p_.node_stage[m];
+  const int64_t deltas = 2 * iterations_ + 1;
+  if (delta <= -iterations_ || delta >= iterations_) return Margin(qm, sm, delta, n) > position_[m];
+  const size_t key =
+      ((static_cast<size_t>(n) * p_.queues.size() + static_cast<size_t>(qm)) *
+           static_cast<size_t>(deltas) +
+       static_cast<size_t>(delta + iterations_)) *
+          static_cast<size_t>(max_stage_ + 1) +
+      static_cast<size_t>(sm);
+  if (margin_[key] == kUnset) margin_[key] = Margin(qm, sm, delta, n);
+  return margin_[key] > position_[m];
+}
+
+int64_t HappensBefore::Margin(int qm, int sm, int delta, int n) const {
+  int64_t margin = INT64_MAX;
   for (int64_t i = std::max(0, -delta); i + p_.node_stage[n] < iterations_; ++i) {
-    if (i + delta + p_.node_stage[m] < 0) continue;  // m's instance precedes iteration 0
+    if (i + delta + sm < 0) continue;  // m's instance precedes iteration 0
     // Both instances exist only in streams longer than the later of the two.
     const int64_t horizon = std::max<int64_t>(i, i + delta);
     if (horizon >= iterations_) break;
-    if (At(horizon, n, i + p_.node_stage[n])[qm] < Target(m, i + delta)) return false;
+    margin = std::min(margin, At(horizon, n, i + p_.node_stage[n])[qm] - (i + delta + sm) * length_[qm]);
   }
-  return true;
+  return margin;
 }
 
 bool HappensBefore::ImpliedWithout(int n, const std::vector<WaitEdge>& others,

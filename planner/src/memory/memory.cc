@@ -504,7 +504,8 @@ std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Pea
 
 // Packs domain d, places its tensors and fills its report; fails when the
 // arena exceeds the domain's capacity.
-Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s) {
+Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s,
+                 bool with_bounds) {
   BATON_ASSIGN_OR_RETURN(const DomainProblem dp, BuildDomainProblem(f, d, pack_time_limit_s));
   if (dp.members.empty()) return {};
   const TargetDomain& domain = p->target.domains[d];
@@ -521,6 +522,7 @@ Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit
   }
   DomainReport& report = p->domain_report[d];
   report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
+  if (!with_bounds && report.arena_bytes <= domain.bytes) return {};
   const Peak peak = MustLivePeak(f, dp);
   report.lower_bound_bytes = LowerBound(dp, peak);
   if (report.arena_bytes > domain.bytes) {
@@ -546,7 +548,7 @@ Check PlanWorkspace(Program* p) {
   return {};
 }
 
-Check PlanMemory(Program* p, double pack_time_limit_s) {
+Check PlanMemory(Program* p, double pack_time_limit_s, bool with_bounds) {
   const std::vector<Accesses> acc = CollectAccesses(*p);
   const std::set<int> emitted = EmittedTensors(p->graph, acc);
   p->placement.assign(p->graph.tensors.size(), TensorPlacement());
@@ -563,7 +565,7 @@ Check PlanMemory(Program* p, double pack_time_limit_s) {
   for (size_t k = 0; k < p->order.size(); ++k) facts.order_pos[p->order[k]] = static_cast<int>(k);
   p->domain_report.assign(p->target.domains.size(), DomainReport());
   for (size_t d = 0; d < p->target.domains.size(); ++d) {
-    BATON_TRY(PlanDomain(p, facts, static_cast<int>(d), pack_time_limit_s));
+    BATON_TRY(PlanDomain(p, facts, static_cast<int>(d), pack_time_limit_s, with_bounds));
   }
   return {};
 }

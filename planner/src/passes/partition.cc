@@ -21,12 +21,12 @@ int Compare(double a, double b) {
   return 0;
 }
 
-// Evaluations the local search may spend: about 4e8 node or tensor visits,
+// Evaluations the local search may spend: about 1.5e8 node or tensor visits,
 // whatever the graph size, so the search ends in seconds and the result does
 // not depend on the machine's speed.
 int64_t EvaluationBudget(size_t nodes, size_t transfers) {
   const int64_t work = static_cast<int64_t>(nodes + transfers) + 1;
-  return std::max<int64_t>(200, 400000000 / work);
+  return std::max<int64_t>(200, 150000000 / work);
 }
 
 }  // namespace
@@ -188,18 +188,27 @@ PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
     live[domain][to + 1] -= static_cast<int64_t>(bytes);
   };
   // Per transfer: domain -> time the value is there, and its last use there.
+  // At most one entry per domain, in one flat array (no allocation per
+  // transfer: this is the search's hottest path).
   struct Located {
     int domain;
     double ready;
     size_t first, last;
   };
-  std::vector<std::vector<Located>> located(transfers_.size());
+  const size_t nd = t.domains.size();
+  std::vector<Located> located_at(transfers_.size() * nd);
+  std::vector<uint8_t> located_count(transfers_.size(), 0);
+  auto located_begin = [&](int tr) { return located_at.data() + static_cast<size_t>(tr) * nd; };
+  auto add_located = [&](int tr, Located l) {
+    located_begin(tr)[located_count[tr]++] = l;
+  };
   auto home_of = [&](const Transfer& tr) {
     return tr.producer >= 0 ? t.devices[device[tr.producer]].domains[0] : fallback_domain_;
   };
   auto find = [&](int tr, int domain) -> Located* {
-    for (Located& l : located[tr]) {
-      if (l.domain == domain) return &l;
+    Located* l = located_begin(tr);
+    for (int k = 0; k < located_count[tr]; ++k) {
+      if (l[k].domain == domain) return &l[k];
     }
     return nullptr;
   };
@@ -236,13 +245,13 @@ PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
       const double start = std::max(ready, queue_free[q]);
       ready = start + seconds;
       queue_free[q] = ready;
-      located[tr].push_back({hop.to_domain, ready, pos, pos});
+      add_located(tr, {hop.to_domain, ready, pos, pos});
     }
     return ready;
   };
 
   for (size_t tr = 0; tr < transfers_.size(); ++tr) {
-    if (transfers_[tr].producer < 0) located[tr].push_back({fallback_domain_, 0.0, 0, 0});
+    if (transfers_[tr].producer < 0) add_located(static_cast<int>(tr), {fallback_domain_, 0.0, 0, 0});
   }
   for (size_t k = 0; k < topo_.size(); ++k) {
     const int n = topo_[k];
@@ -261,9 +270,7 @@ PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
     queue_free[d] = node_end[n];
     e.latency_s = std::max(e.latency_s, node_end[n]);
     if (workspace_bytes_[n] > 0) add_live(t.devices[d].domains[0], pos, pos, workspace_bytes_[n]);
-    for (int tr : node_outputs_[n]) {
-      located[tr].push_back({t.devices[d].domains[0], node_end[n], pos, pos});
-    }
+    for (int tr : node_outputs_[n]) add_located(tr, {t.devices[d].domains[0], node_end[n], pos, pos});
   }
   for (size_t tr = 0; tr < transfers_.size(); ++tr) {
     if (!transfers_[tr].is_output) continue;
@@ -272,7 +279,10 @@ PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
     find(static_cast<int>(tr), fallback_domain_)->last = num_positions - 2;
   }
   for (size_t tr = 0; tr < transfers_.size(); ++tr) {
-    for (const Located& l : located[tr]) add_live(l.domain, l.first, l.last, transfers_[tr].bytes);
+    const Located* l = located_begin(static_cast<int>(tr));
+    for (int k = 0; k < located_count[tr]; ++k) {
+      add_live(l[k].domain, l[k].first, l[k].last, transfers_[tr].bytes);
+    }
   }
   e.domain_peak.assign(t.domains.size(), 0);
   for (size_t dom = 0; dom < t.domains.size(); ++dom) {

@@ -24,6 +24,11 @@ struct PlanOptions {
   // Largest assignment space --auto enumerates exhaustively (0: always use
   // the heuristic search; tests use it to measure the heuristic alone).
   int64_t auto_exact_limit = 60000;
+  // --auto-time-limit: wall seconds after which --auto stops planning
+  // candidates and finishes the best so far (AutoReport::time_limit_hit). The
+  // search is bounded by work counts first; this is a safety net, and when it
+  // triggers the plan may depend on the machine's speed.
+  double auto_time_limit_s = 60.0;
 };
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options);

@@ -69,6 +69,7 @@ struct AutoReport {
   double best_single_latency_s = 0;
   int best_single_in_flight = 1;
   int candidates_planned = 0;        // candidate plans packed and simulated
+  bool time_limit_hit = false;       // --auto-time-limit cut the search short
   double memory_fraction = 1;        // share of each domain the search targeted
   std::vector<std::string> queues;           // per queue of the chosen plan
   std::vector<double> queue_busy_s;          // per queue, per inference (simulated)

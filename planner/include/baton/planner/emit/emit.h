@@ -9,7 +9,11 @@
 namespace baton::planner {
 
 // The plan (schema/plan.fbs). Before PlanMemory it still builds, with zero
-// offsets and sizes (used to size workspaces).
+// offsets and sizes (used to size workspaces). A constant whose data is empty
+// (the planner elides weights in the candidate plans it only simulates) is
+// placed at offset 0 of a zero-filled constant section at least as long as
+// the largest such constant: the plan loads and simulates, but computes
+// nothing useful.
 Result<std::string> EmitPlan(const Program& program);
 
 // C header: BATON_PLAN_BYTES, BATON_IN_FLIGHT, per domain

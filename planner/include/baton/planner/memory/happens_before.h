@@ -28,7 +28,9 @@ class HappensBefore {
   explicit HappensBefore(const Program& program);
 
   // For every inference i >= 0 with i + delta >= 0: when n starts inference
-  // i, has m completed inference i + delta?
+  // i, has m completed inference i + delta? O(1) after the first question
+  // about the same (n, m's queue, delta, m's stage): answers are memoized,
+  // so one HappensBefore must not be queried from several threads at once.
   bool Completed(int m, int delta, int n) const;
   // Would n's knowledge, with `others` as its waits instead of its own,
   // imply `candidate` for every inference the candidate applies to?
@@ -37,6 +39,11 @@ class HappensBefore {
  private:
   using Vec = std::vector<int64_t>;
   static constexpr int64_t kNone = INT64_MIN / 4;
+  static constexpr int64_t kUnset = INT64_MIN;
+  // The smallest, over the inferences Completed checks, of n's knowledge of
+  // queue qm minus the counter value before a stage-sm node of inference
+  // i + delta (INT64_MAX when no inference is checked).
+  int64_t Margin(int qm, int sm, int delta, int n) const;
   int64_t Target(int m, int64_t inference) const;
   // Knowledge of instance (n, iteration k) from its program predecessor, the
   // given waits and the in-flight limit.
@@ -52,6 +59,8 @@ class HappensBefore {
   std::vector<int64_t> length_;    // per queue
   std::vector<int64_t> last_key_;  // per queue
   std::vector<std::vector<std::vector<Vec>>> c_;  // [horizon][iteration][node][queue]
+  int max_stage_ = 0;
+  mutable std::vector<int64_t> margin_;  // Completed's memo, kUnset until asked
 };
 
 }  // namespace baton::planner

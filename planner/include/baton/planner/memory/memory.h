@@ -31,7 +31,9 @@ namespace baton::planner {
 Check PlanWorkspace(Program* program);
 
 // Fills placement and domain_report, may add waits. Fails when a domain's
-// arena exceeds its capacity.
-Check PlanMemory(Program* program, double pack_time_limit_s);
+// arena exceeds its capacity. Without `with_bounds` the lower bounds (the
+// costliest part on large graphs) are left at 0 unless a domain overflows
+// (its error names the peak): for candidate plans that are only simulated.
+Check PlanMemory(Program* program, double pack_time_limit_s, bool with_bounds = true);
 
 }  // namespace baton::planner
