@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "planner/plan_builder.h"
@@ -60,7 +62,15 @@ TEST(InspectTest, JsonFollowsTheDesignLayout) {
   const auto json = nlohmann::ordered_json::parse(InspectJson(plan.view()));
   EXPECT_EQ(Keys(json),
             (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
-                                      "queues", "tensors", "nodes", "inputs", "outputs"}));
+                                      "queues", "tensors", "nodes", "inputs", "outputs",
+                                      "checksum"}));
+  // The trailer's bytes, read straight from the plan (little-endian).
+  const auto* bytes = static_cast<const uint8_t*>(plan.data()) + plan.size() - 4;
+  char hex[11];
+  std::snprintf(hex, sizeof(hex), "0x%02x%02x%02x%02x", bytes[3], bytes[2], bytes[1], bytes[0]);
+  EXPECT_EQ(json["checksum"], hex);
+  EXPECT_NE(InspectText(plan.view()).find(std::string("checksum (CRC-32C trailer): ") + hex),
+            std::string::npos);
   EXPECT_EQ(json["format"], "baton-plan");
   EXPECT_EQ(json["version"], 1);
   EXPECT_EQ(json["inferences_in_flight"], 2);
