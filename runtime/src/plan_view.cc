@@ -135,11 +135,11 @@ Status CheckTensor(Checker& c, const PlanView& view, uint32_t t) {
 }
 
 // A node may only touch tensors its queue can reach (constants: everyone).
-Status CheckAccess(Checker& c, const PlanView& view, uint32_t n, int64_t t, bool write) {
-  if (t < 0 || static_cast<uint64_t>(t) >= view.num_tensors()) {
+Status CheckAccess(Checker& c, const PlanView& view, uint32_t n, uint32_t t, bool write) {
+  if (t >= view.num_tensors()) {
     return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad tensor index"));
   }
-  const schema::Tensor* tensor = view.tensor(static_cast<uint32_t>(t));
+  const schema::Tensor* tensor = view.tensor(t);
   if (tensor->storage() == schema::Storage::Constant) {
     if (write) return c.Fail(StatusCode::kDataLoss, BATON_MSG("writes a constant"));
     return Status::Ok();
@@ -181,13 +181,16 @@ Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
   uint32_t count = 0, first_write = 0;
   for (uint32_t i = 0; i < num_in + num_out + num_ws; ++i) {
     const bool write = i >= num_in;
-    const int64_t t = write ? i < num_in + num_out ? node->outputs()->Get(i - num_in)
-                                                   : node->workspace()->Get(i - num_in - num_out)
-                            : node->inputs()->Get(i);
-    if (t == -1 && !write) continue;
+    // As uint32: an absent input's -1 reads as 0xFFFFFFFF and is skipped; any
+    // other negative input index is >= the tensor count, which CheckAccess
+    // rejects.
+    const uint32_t t = !write ? static_cast<uint32_t>(node->inputs()->Get(i))
+                       : i < num_in + num_out ? node->outputs()->Get(i - num_in)
+                                              : node->workspace()->Get(i - num_in - num_out);
+    if (!write && t == UINT32_MAX) continue;
     BATON_RETURN_IF_ERROR(CheckAccess(c, view, n, t, write));
     if (!write) first_write = count + 1;
-    touched[count++] = view.tensor(static_cast<uint32_t>(t));
+    touched[count++] = view.tensor(t);
   }
   // No kernel runs in place: every output and workspace tensor is disjoint
   // from every other tensor of its node, so no kernel copies between
@@ -312,7 +315,7 @@ Status PlanView::Load(const void* data, size_t size, PlanView* out_view, LoadErr
   flatbuffers::Verifier verifier(static_cast<const uint8_t*>(data), size, limits.max_depth,
                                  limits.max_tables);
   if (!schema::VerifyPlanBuffer(verifier)) {
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("plan corrupt (verifier)"));
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("FlatBuffer corrupt"));
   }
   PlanView view;
   view.plan_ = schema::GetPlan(data);
@@ -341,7 +344,7 @@ Status PlanView::Load(const void* data, size_t size, PlanView* out_view, LoadErr
   for (uint32_t d = 0; d < view.num_domains(); ++d) {
     c.At("domain ", d);
     if (!IsPowerOfTwo(view.domain(d)->alignment())) {
-      return c.Fail(StatusCode::kDataLoss, BATON_MSG("alignment not a power of 2"));
+      return c.Fail(StatusCode::kDataLoss, BATON_MSG("alignment not power of 2"));
     }
   }
   for (uint32_t t = 0; t < view.num_tensors(); ++t) {

@@ -143,7 +143,8 @@ TEST(Cli, InspectJsonFollowsDesign) {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
                                              "queues", "tensors", "nodes", "inputs", "outputs",
-                                             "summary"}));
+                                             "summary", "checksum"}));
+  EXPECT_EQ(j["checksum"].get<std::string>().size(), 10u);  // "0x" + 8 hex digits
   EXPECT_EQ(j["format"], "baton-plan");
   EXPECT_EQ(j["inferences_in_flight"], 2);
   for (const auto& t : j["tensors"]) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "planner/plan_builder.h"
@@ -61,10 +63,17 @@ TEST(InspectTest, JsonFollowsTheDesignLayout) {
   EXPECT_EQ(Keys(json),
             (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
                                       "queues", "tensors", "nodes", "inputs", "outputs",
-                                      "summary"}));
+                                      "summary", "checksum"}));
   // A plan built without the planner carries no summary.
   EXPECT_TRUE(json["summary"].is_null());
   EXPECT_NE(InspectText(plan.view()).find("(none: the plan carries no summary)"),
+            std::string::npos);
+  // The trailer's bytes, read straight from the plan (little-endian).
+  const auto* bytes = static_cast<const uint8_t*>(plan.data()) + plan.size() - 4;
+  char hex[11];
+  std::snprintf(hex, sizeof(hex), "0x%02x%02x%02x%02x", bytes[3], bytes[2], bytes[1], bytes[0]);
+  EXPECT_EQ(json["checksum"], hex);
+  EXPECT_NE(InspectText(plan.view()).find(std::string("checksum (CRC-32C trailer): ") + hex),
             std::string::npos);
   EXPECT_EQ(json["format"], "baton-plan");
   EXPECT_EQ(json["version"], 1);
