@@ -120,9 +120,8 @@ Check ApplyFallbacks(Program* p, std::vector<int>* device) {
                   t.devices[t.fallback].name + ": " + fallback_why);
     }
     if (dev != t.fallback) {
-      p->fallbacks.push_back({node.name, node.op, t.devices[dev].name,
-                              t.devices[t.fallback].name, why,
-                              t.devices[dev].Runs(node.op) ? "dtype" : "op"});
+      p->fallbacks.push_back(
+          {node.name, node.op, t.devices[dev].name, t.devices[t.fallback].name, why});
     }
     dev = t.fallback;
   }

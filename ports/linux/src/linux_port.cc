@@ -134,9 +134,7 @@ Status LinuxPort::Dispatch(uint32_t queue, const Kernel& kernel, const KernelCal
       }
     }
   }
-  Status status = kernel.eval(call);
-  if (options_.after_node) options_.after_node(queue, call.node, status);
-  return status;
+  return kernel.eval(call);
 }
 
 }  // namespace baton::linux_port
