@@ -52,6 +52,9 @@ struct PlanSpec {
   std::vector<std::string> split;
   int in_flight;
   bool auto_partition = false;  // baton plan --auto (rules become pins)
+  // No wall-clock limit by default: --auto then stops on its deterministic
+  // work budget alone, so a slow (sanitized, loaded) run plans the same.
+  double auto_time_limit_s = 1e7;
 };
 
 // Plans in process; fails the test (and returns "") on error. Every plan is
@@ -68,6 +71,7 @@ inline std::string PlanBytes(const PlanSpec& spec, planner::Program* out_program
   options.in_flight = spec.in_flight;
   options.split = spec.split;
   options.auto_partition = spec.auto_partition;
+  options.auto_time_limit_s = spec.auto_time_limit_s;
   for (const auto& r : spec.assign) options.rules.push_back(planner::ParseAssignRule(r).value());
   auto program = planner::PlanGraph(std::move(graph).value(), std::move(target).value(), options);
   EXPECT_TRUE(program.ok()) << program.error();

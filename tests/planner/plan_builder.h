@@ -68,16 +68,16 @@ class PlanBuilder {
   class NodeRef {
    public:
     NodeRef(PlanBuilder* b, uint32_t index) : b_(b), index_(index) {}
-    NodeRef& In(std::vector<int32_t> tensors) {
-      spec().inputs = std::move(tensors);
+    NodeRef& In(std::vector<int32_t> ids) {
+      spec().inputs = std::move(ids);
       return *this;
     }
-    NodeRef& Out(std::vector<uint32_t> tensors) {
-      spec().outputs = std::move(tensors);
+    NodeRef& Out(std::vector<uint32_t> ids) {
+      spec().outputs = std::move(ids);
       return *this;
     }
-    NodeRef& Workspace(std::vector<uint32_t> tensors) {
-      spec().workspace = std::move(tensors);
+    NodeRef& Workspace(std::vector<uint32_t> ids) {
+      spec().workspace = std::move(ids);
       return *this;
     }
     NodeRef& Stage(uint32_t stage) {
