@@ -156,6 +156,7 @@ std::string InspectJson(const PlanView& view) {
   root["nodes"] = ArrayOf(view.num_nodes(), [&view](uint32_t n) { return NodeJson(view, n); });
   root["inputs"] = ListOf(view.plan()->inputs(), Index);
   root["outputs"] = ListOf(view.plan()->outputs(), Index);
+  root["summary"] = ojson::parse(inspect_detail::SummaryJsonText(view));
   root["checksum"] = ChecksumHex(view.checksum());
   return root.dump(2) + "\n";
 }

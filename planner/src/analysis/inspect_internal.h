@@ -68,4 +68,11 @@ struct Source {
 
 Source TraceSource(const PlanView& view, const Structure& s, uint32_t t);
 
+// The plan's summary (analysis/summary.h) for `baton inspect`
+// (inspect_summary.cc): as the text section "Prediction", and as the JSON
+// text of the "summary" value (null when the plan has none, {"error": ...}
+// when it is corrupt).
+std::string SummaryText(const PlanView& view);
+std::string SummaryJsonText(const PlanView& view);
+
 }  // namespace baton::planner::inspect_detail

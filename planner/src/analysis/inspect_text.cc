@@ -311,6 +311,7 @@ std::string InspectText(const PlanView& view) {
       << view.num_queues() << " queues, " << view.num_domains() << " domains, "
       << view.num_tensors() << " tensors, " << view.num_nodes() << " nodes\n";
   out << "checksum (CRC-32C trailer): " << ChecksumHex(view.checksum()) << "\n\n";
+  out << inspect_detail::SummaryText(view) << "\n";
   out << PipelineSection(view, s) << "\n";
   out << StagesSection(view, s) << "\n";
   out << QueuesSection(view) << "\n";

@@ -63,7 +63,11 @@ TEST(InspectTest, JsonFollowsTheDesignLayout) {
   EXPECT_EQ(Keys(json),
             (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
                                       "queues", "tensors", "nodes", "inputs", "outputs",
-                                      "checksum"}));
+                                      "summary", "checksum"}));
+  // A plan built without the planner carries no summary.
+  EXPECT_TRUE(json["summary"].is_null());
+  EXPECT_NE(InspectText(plan.view()).find("(none: the plan carries no summary)"),
+            std::string::npos);
   // The trailer's bytes, read straight from the plan (little-endian).
   const auto* bytes = static_cast<const uint8_t*>(plan.data()) + plan.size() - 4;
   char hex[11];
