@@ -200,6 +200,16 @@ TEST(Profile, BadProfilesFailClearlyAndWriteNothing) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("baton profile: missing --input x"), std::string::npos) << r.out;
   EXPECT_FALSE(Exists(Tmp("none.json")));
+  // The same input twice, as `baton run` refuses it.
+  r = Baton("profile " + Tmp("ok.baton") + Input() + Input() + " -o " + Tmp("none.json"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("baton profile: --input x is given twice"), std::string::npos) << r.out;
+  EXPECT_FALSE(Exists(Tmp("none.json")));
+  // -o naming an existing directory is refused before anything runs.
+  r = Baton("profile " + Tmp("ok.baton") + Input() + " -o " + std::string(BATON_BINARY_DIR));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("baton profile: -o"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("profiled"), std::string::npos) << r.out;
 }
 
 // inspect (text and --json) explains a rule plan: prediction, loads,

@@ -44,7 +44,9 @@ planner::Result<std::vector<std::string>> ReadProfileInputs(const PlanView& view
   std::map<std::string, std::string> given;
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
-    if (eq == std::string::npos) return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
+    }
     if (!given.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
       return planner::Fail("--input " + spec.substr(0, eq) + " is given twice");
     }

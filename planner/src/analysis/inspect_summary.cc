@@ -52,8 +52,8 @@ void CountSources(const schema::PlanSummary& s, int out[3]) {
 
 }  // namespace
 
-std::string SummaryJsonText(const PlanView& view) {
-  Result<const schema::PlanSummary*> read = ReadPlanSummary(*view.plan());
+std::string SummaryJsonText(const PlanView& view, const void* data, size_t size) {
+  Result<const schema::PlanSummary*> read = ReadPlanSummary(data, size, *view.plan());
   if (!read.ok()) return ojson{{"error", read.error()}}.dump();
   const schema::PlanSummary* s = read.value();
   if (s == nullptr) return "null";
@@ -115,8 +115,8 @@ std::string SummaryJsonText(const PlanView& view) {
   return o.dump();
 }
 
-std::string SummaryText(const PlanView& view) {
-  Result<const schema::PlanSummary*> read = ReadPlanSummary(*view.plan());
+std::string SummaryText(const PlanView& view, const void* data, size_t size) {
+  Result<const schema::PlanSummary*> read = ReadPlanSummary(data, size, *view.plan());
   std::ostringstream out;
   out << "Prediction (the planner's simulation of this plan on its target)\n";
   if (!read.ok()) return out.str() + "  " + read.error() + "\n";

@@ -159,8 +159,9 @@ Result<flatbuffers::Offset<schema::Node>> EmitNode(Builder& b, const Program& p,
                                   &workspace, &waits, params.type, params.offset);
 }
 
-// The nested PlanSummary buffer (schema/plan.fbs), or empty when the program
-// has no summary yet (candidates during planning).
+// The PlanSummary buffer (schema/plan_summary.fbs) for the plan file's
+// summary section, or empty when the program has no summary yet (candidates
+// during planning).
 std::vector<uint8_t> EmitSummary(const Program& p, const Indexing& ix) {
   const PlanSummary& s = p.summary;
   if (!s.present) return {};
@@ -261,10 +262,12 @@ Result<std::string> EmitPlan(const Program& p) {
   for (int t : g.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
   auto plan = schema::CreatePlanDirect(
       b, kPlanFormatVersion, g.name.c_str(), static_cast<uint32_t>(p.in_flight), &domains, &queues,
-      &tensors, &nodes, &inputs, &outputs, constants.empty() ? nullptr : &constants,
-      summary.empty() ? nullptr : &summary);
+      &tensors, &nodes, &inputs, &outputs, constants.empty() ? nullptr : &constants);
   schema::FinishPlanBuffer(b, plan);
   std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  // The summary section sits outside the FlatBuffer the runtime verifies,
+  // inside the checksummed bytes (analysis/summary.h, docs/formats.md).
+  AppendPlanSummary(&bytes, summary);
   AppendPlanTrailer(&bytes);  // CRC-32C of everything before it (docs/formats.md)
   return bytes;
 }
