@@ -221,7 +221,9 @@ bool BetterJudged(const Judged& a, const Judged& b, Objective objective) {
 }
 
 // Node seconds on every device (negative where a device cannot run the
-// node), from the work the cost model counts on an all-fallback plan.
+// node), from the work the cost model counts on an all-fallback plan, or
+// measured (target.profile) where a profile entry matches the node and the
+// device, exactly as NodeSeconds will cost the emitted plan.
 Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWork* out_work) {
   BATON_ASSIGN_OR_RETURN(NodeWork work, BaseWork(p));
   const size_t n_nodes = p.graph.nodes.size();
@@ -232,7 +234,11 @@ Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWor
       const TargetDevice& dev = p.target.devices[d];
       std::string why;
       if (!DeviceCanRun(p.graph, dev, p.graph.nodes[n], &why)) continue;
-      seconds[n][d] = DeviceSeconds(dev.cost, work.macs[n], work.bytes[n]);
+      std::optional<double> measured;
+      if (p.target.profile != nullptr && p.graph.nodes[n].op != kCopyOp) {
+        measured = p.target.profile->Seconds(work.signature[n], dev.kind, dev.name);
+      }
+      seconds[n][d] = measured ? *measured : DeviceSeconds(dev.cost, work.macs[n], work.bytes[n]);
     }
   }
   *out_work = std::move(work);
@@ -468,8 +474,10 @@ Result<NodeWork> ProgramWork(const Program& p) {
   work.macs.assign(n_nodes, 0);
   work.bytes.assign(n_nodes, 0);
   work.workspace_bytes.assign(n_nodes, 0);
+  work.signature.assign(n_nodes, std::string());
   for (size_t k = 0; k < c.order.size(); ++k) {
     const int n = c.order[k];
+    if (c.target.profile != nullptr) work.signature[n] = NodeSignature(*plan, static_cast<uint32_t>(k));
     work.macs[n] = NodeMacs(*plan, static_cast<uint32_t>(k));
     work.bytes[n] = NodeBytes(*plan, static_cast<uint32_t>(k));
     for (int t : c.workspace[n]) work.workspace_bytes[n] += c.graph.tensors[t].bytes();

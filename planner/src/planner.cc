@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "baton/executor.h"
+#include "baton/planner/analysis/cost.h"
 #include "baton/planner/passes/copies.h"
 #include "baton/planner/emit/emit.h"
 #include "baton/planner/analysis/inspect.h"
@@ -154,6 +155,56 @@ Result<Program> internal::RefineOrder(const Program& staged, Program best,
 
 namespace {
 
+Result<Program> PlanRules(Program p, const PlanOptions& options);
+
+// Simulates the finished plan and records what PlanSummary holds: the
+// prediction, each queue's load, and where every node's cost came from.
+Check Summarize(Program* p) {
+  BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(*p));
+  BATON_ASSIGN_OR_RETURN(LoadedPlan plan,
+                         LoadedPlan::FromBytes(bytes.data(), bytes.size(), "internal: emitted plan"));
+  BATON_ASSIGN_OR_RETURN(SimResult sim, Simulate(plan.view(), p->target, kProfileInferences));
+  BATON_ASSIGN_OR_RETURN(NodeCosts costs, NodeCostsOf(*plan.view().plan(), p->target));
+  PlanSummary& s = p->summary;
+  s = PlanSummary();
+  s.present = true;
+  s.simulated_inferences = sim.inferences;
+  s.throughput_per_s = sim.throughput_per_s;
+  s.latency_s = sim.latency_mean_s;
+  s.bound_throughput_per_s = sim.bound_throughput_per_s;
+  for (size_t q = 0; q < sim.queue_busy_s.size(); ++q) {
+    s.queue_busy_s.push_back(sim.inferences > 0 ? sim.queue_busy_s[q] / sim.inferences : 0.0);
+    s.utilization.push_back(sim.utilization[q]);
+    if (s.bottleneck_queue < 0 || sim.queue_busy_s[q] > sim.queue_busy_s[s.bottleneck_queue]) {
+      s.bottleneck_queue = static_cast<int>(q);
+    }
+  }
+  const size_t n_nodes = p->graph.nodes.size();
+  s.node_cost_source.assign(n_nodes, "target");
+  s.node_seconds.assign(n_nodes, 0.0);
+  std::vector<std::string> signature(n_nodes);
+  for (size_t k = 0; k < p->order.size(); ++k) {
+    const int n = p->order[k];
+    s.node_cost_source[n] = CostSourceName(costs.source[k]);
+    s.node_seconds[n] = costs.seconds[k];
+    if (p->target.profile != nullptr) signature[n] = NodeSignature(*plan.view().plan(), k);
+  }
+  if (p->target.profile != nullptr) {
+    const Profile& profile = *p->target.profile;
+    s.profile_entries = static_cast<int>(profile.entries.size());
+    for (const ProfileEntry& e : profile.entries) {
+      for (size_t n = 0; n < n_nodes; ++n) {
+        if (p->graph.nodes[n].op == kCopyOp) continue;
+        if (Profile::Matches(e, signature[n], p->queues[p->node_queue[n]].kind)) {
+          ++s.profile_entries_matched;
+          break;
+        }
+      }
+    }
+  }
+  return {};
+}
+
 // What every plan needs and the runtime's fixed limits on a graph, checked
 // before planning so that the error says what is wrong with the model.
 Check CheckPlannable(const Graph& graph, const char* what) {
@@ -220,7 +271,16 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   p.target = std::move(target);
   p.in_flight = options.in_flight;
   BATON_TRY(AssignDevices(options.rules, &p));
-  if (options.auto_partition) return internal::PlanAuto(std::move(p), options);
+  Result<Program> planned = options.auto_partition ? internal::PlanAuto(std::move(p), options)
+                                                   : PlanRules(std::move(p), options);
+  if (!planned.ok()) return planned;
+  BATON_TRY(Summarize(&planned.value()));
+  return planned;
+}
+
+namespace {
+
+Result<Program> PlanRules(Program p, const PlanOptions& options) {
   BATON_TRY(InsertCopies(&p));
   if (p.queues.size() > kMaxQueues) {
     return Fail("target has " + std::to_string(p.queues.size()) + " queues; the runtime supports " +
@@ -239,6 +299,8 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   }
   return best;
 }
+
+}  // namespace
 
 Check VerifyWithRuntime(const std::string& plan_bytes) {
   BATON_ASSIGN_OR_RETURN(LoadedPlan plan,

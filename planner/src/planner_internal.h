@@ -19,10 +19,12 @@ Result<Program> FinishProgram(const Program& p, const std::vector<int>* order,
 Result<SimResult> SimulateProgram(const Program& p, uint32_t inferences);
 
 // Multiply-accumulates and bytes of every node of a program (copies
-// included), as the cost model counts them.
+// included), as the cost model counts them, and each node's profile
+// signature (analysis/cost.h NodeSignature).
 struct NodeWork {
   std::vector<double> macs;
   std::vector<double> bytes;
+  std::vector<std::string> signature;
   std::vector<uint64_t> workspace_bytes;
 };
 Result<NodeWork> ProgramWork(const Program& p);

@@ -40,7 +40,7 @@ bool Exists(const std::string& path) {
 std::string Tmp(const std::string& name) { return std::string(BATON_BINARY_DIR) + "/cli_" + name; }
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const char* sub : {"plan", "inspect", "run", "sim", "pack"}) {
+  for (const char* sub : {"plan", "inspect", "run", "sim", "pack", "profile"}) {
     Result r = Baton(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find(sub), std::string::npos) << r.out;
@@ -143,7 +143,7 @@ TEST(Cli, InspectJsonFollowsDesign) {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
                                              "queues", "tensors", "nodes", "inputs", "outputs",
-                                             "checksum"}));
+                                             "summary", "checksum"}));
   EXPECT_EQ(j["checksum"].get<std::string>().size(), 10u);  // "0x" + 8 hex digits
   EXPECT_EQ(j["format"], "baton-plan");
   EXPECT_EQ(j["inferences_in_flight"], 2);

@@ -14,5 +14,6 @@ void AddInspectCommand(CLI::App& app, int* exit_code);
 void AddRunCommand(CLI::App& app, int* exit_code);
 void AddSimCommand(CLI::App& app, int* exit_code);
 void AddPackCommand(CLI::App& app, int* exit_code);
+void AddProfileCommand(CLI::App& app, int* exit_code);
 
 }  // namespace baton::tool

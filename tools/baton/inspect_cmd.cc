@@ -26,8 +26,8 @@ void AddInspectCommand(CLI::App& app, int* exit_code) {
       *exit_code = 1;
       return;
     }
-    std::cout << (options->json ? planner::InspectJson(plan->view())
-                                : planner::InspectText(plan->view()));
+    std::cout << (options->json ? planner::InspectJson(plan.value())
+                                : planner::InspectText(plan.value()));
     std::cout.flush();
     *exit_code = std::cout ? 0 : 1;
   });

@@ -1,4 +1,4 @@
-// baton: plan, inspect, run, simulate and pack. See docs/cli.md.
+// baton: plan, inspect, run, simulate, pack and profile. See docs/cli.md.
 
 #include <CLI/CLI.hpp>
 
@@ -14,5 +14,6 @@ int main(int argc, char** argv) {
   baton::tool::AddRunCommand(app, &exit_code);
   baton::tool::AddSimCommand(app, &exit_code);
   baton::tool::AddPackCommand(app, &exit_code);
+  baton::tool::AddProfileCommand(app, &exit_code);
   return baton::tool::ParseAndRun(app, argc, argv, exit_code);
 }

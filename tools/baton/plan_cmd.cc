@@ -1,5 +1,6 @@
 // baton plan MODEL [--target T.json] [--assign PATTERN=DEVICE]... [--split A,B,...]
-//            [--in-flight D] -o PLAN [--header H] [--report R.json] [--dot G.dot]
+//            [--in-flight D] [--profile P.json]... -o PLAN [--header H] [--report R.json]
+//            [--dot G.dot]
 
 #include <cstdio>
 #include <iostream>
@@ -30,6 +31,7 @@ struct PlanArgs {
   bool auto_partition = false;
   std::string objective = "throughput";
   int max_in_flight = 4;
+  std::vector<std::string> profiles;
   double auto_time_limit = 60.0;
 };
 
@@ -63,6 +65,15 @@ int RunPlan(const PlanArgs& a) {
     Result<Target> loaded = LoadTarget(a.target);
     if (!loaded.ok()) return fail(loaded.error());
     target = std::move(loaded).value();
+  }
+  if (!a.profiles.empty()) {
+    Profile merged;
+    for (const std::string& path : a.profiles) {
+      Result<Profile> loaded = LoadProfile(path);
+      if (!loaded.ok()) return fail(loaded.error());
+      merged.Merge(loaded.value());
+    }
+    target.profile = std::make_shared<const Profile>(std::move(merged));
   }
   PlanOptions options;
   options.in_flight = a.in_flight;
@@ -107,6 +118,17 @@ int RunPlan(const PlanArgs& a) {
                   f.op.c_str(), f.requested.c_str(), f.placed.c_str(), f.reason.c_str());
     }
     for (const std::string& w : p.warnings) std::printf("  warning: %s\n", w.c_str());
+    if (p.target.profile != nullptr) {
+      int measured = 0;
+      for (const std::string& source : p.summary.node_cost_source) measured += source == "profile";
+      std::printf("  profile: %d node(s) costed from measurements; %d of %d entries matched\n",
+                  measured, p.summary.profile_entries_matched, p.summary.profile_entries);
+    }
+    if (!p.auto_report.ran && p.summary.present && p.summary.bottleneck_queue >= 0) {
+      std::printf("  predicted: %.1f inferences/s (bound %.1f/s), latency %.3f ms, bottleneck %s\n",
+                  p.summary.throughput_per_s, p.summary.bound_throughput_per_s,
+                  p.summary.latency_s * 1e3, p.queues[p.summary.bottleneck_queue].name.c_str());
+    }
     if (p.auto_report.ran) {
       const AutoReport& r = p.auto_report;
       std::printf("  auto (%s): %.1f inferences/s predicted (bound %.1f/s), latency %.3f ms, "
@@ -159,6 +181,10 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--pack-time-limit", args->pack_time, "Seconds the arena packer may search per domain")
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--profile", args->profiles,
+                  "Measured node times from `baton profile` (repeatable): used where op, shapes, "
+                  "dtypes and device kind match; the target's cost model elsewhere")
+      ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->output, "Plan file to write")->required();
   cmd->add_option("--header", args->header, "C header to write (plan bytes + arena sizes)");
   cmd->add_option("--report", args->report, "JSON report to write");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "baton/planner/graph.h"
 #include "baton/planner/ops/op_def.h"
 #include "ops/op_util.h"
 
@@ -49,7 +50,57 @@ double DeviceSeconds(const Cost& cost, double macs, double bytes) {
   return cost.launch_s + std::max(macs / cost.macs_per_s, bytes / cost.bytes_per_s);
 }
 
+const char* CostSourceName(CostSource source) {
+  switch (source) {
+    case CostSource::kProfile: return "profile";
+    case CostSource::kLink: return "link";
+    case CostSource::kTarget: break;
+  }
+  return "target";
+}
+
+namespace {
+
+OperandSignature Operand(const schema::Plan& plan, int64_t t) {
+  OperandSignature s;
+  if (t < 0) {
+    s.present = false;
+    return s;
+  }
+  const schema::Tensor* tensor = plan.tensors()->Get(static_cast<uint32_t>(t));
+  s.dtype = DTypeName(tensor->dtype());
+  if (tensor->shape() != nullptr) s.shape.assign(tensor->shape()->begin(), tensor->shape()->end());
+  return s;
+}
+
+}  // namespace
+
+void NodeOperandSignatures(const schema::Plan& plan, uint32_t index,
+                           std::vector<OperandSignature>* out_inputs,
+                           std::vector<OperandSignature>* out_outputs) {
+  const schema::Node* node = plan.nodes()->Get(index);
+  out_inputs->clear();
+  out_outputs->clear();
+  if (node->inputs() != nullptr) {
+    for (int32_t t : *node->inputs()) out_inputs->push_back(Operand(plan, t));
+  }
+  if (node->outputs() != nullptr) {
+    for (uint32_t t : *node->outputs()) out_outputs->push_back(Operand(plan, t));
+  }
+}
+
+std::string NodeSignature(const schema::Plan& plan, uint32_t index) {
+  std::vector<OperandSignature> inputs, outputs;
+  NodeOperandSignatures(plan, index, &inputs, &outputs);
+  return NodeSignatureText(schema::EnumNameOp(plan.nodes()->Get(index)->op()), inputs, outputs);
+}
+
 Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& target) {
+  BATON_ASSIGN_OR_RETURN(NodeCosts costs, NodeCostsOf(plan, target));
+  return std::move(costs.seconds);
+}
+
+Result<NodeCosts> NodeCostsOf(const schema::Plan& plan, const Target& target) {
   const uint32_t num_queues = plan.queues() ? plan.queues()->size() : 0;
   const uint32_t num_nodes = plan.nodes() ? plan.nodes()->size() : 0;
   const std::string where = "target '" + target.name + "'";
@@ -86,6 +137,7 @@ Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& 
   }
 
   std::vector<double> seconds(num_nodes, 0);
+  std::vector<CostSource> source(num_nodes, CostSource::kTarget);
   for (uint32_t n = 0; n < num_nodes; ++n) {
     const schema::Node* node = plan.nodes()->Get(n);
     const uint32_t q = node->queue();
@@ -108,6 +160,7 @@ Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& 
         const TargetLink* link = target.FindLink(domain[in->domain()], domain[out->domain()]);
         if (link != nullptr) {
           seconds[n] = link->latency_s + static_cast<double>(out->bytes()) / link->bytes_per_s;
+          source[n] = CostSource::kLink;
           continue;
         }
         if (device[q] < 0) {
@@ -122,10 +175,19 @@ Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& 
       return Fail(node_name + ": op " + schema::EnumNameOp(node->op()) + " on DMA queue '" +
                   Name(plan.queues()->Get(q)->name()) + "'; a DMA engine only runs copies");
     }
-    const Cost& cost = target.devices[device[q]].cost;
-    seconds[n] = DeviceSeconds(cost, NodeMacs(plan, n), NodeBytes(plan, n));
+    const TargetDevice& dev = target.devices[device[q]];
+    if (target.profile != nullptr && node->op() != schema::Op::Copy) {
+      std::optional<double> measured =
+          target.profile->Seconds(NodeSignature(plan, n), dev.kind, dev.name);
+      if (measured) {
+        seconds[n] = *measured;
+        source[n] = CostSource::kProfile;
+        continue;
+      }
+    }
+    seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n));
   }
-  return seconds;
+  return NodeCosts{std::move(seconds), std::move(source)};
 }
 
 }  // namespace baton::planner

@@ -143,7 +143,8 @@ const char* PlanDTypeName(schema::DType dtype) {
   return "?";
 }
 
-std::string InspectJson(const PlanView& view) {
+std::string InspectJson(const LoadedPlan& loaded) {
+  const PlanView& view = loaded.view();
   ojson root;
   root["format"] = "baton-plan";
   root["version"] = 1;
@@ -156,6 +157,7 @@ std::string InspectJson(const PlanView& view) {
   root["nodes"] = ArrayOf(view.num_nodes(), [&view](uint32_t n) { return NodeJson(view, n); });
   root["inputs"] = ListOf(view.plan()->inputs(), Index);
   root["outputs"] = ListOf(view.plan()->outputs(), Index);
+  root["summary"] = ojson::parse(inspect_detail::SummaryJsonText(view, loaded.data(), loaded.size()));
   root["checksum"] = ChecksumHex(view.checksum());
   return root.dump(2) + "\n";
 }

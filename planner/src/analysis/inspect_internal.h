@@ -4,6 +4,7 @@
 // node produces each tensor, the subgraphs, their ports, and where a tensor
 // comes from through __copy nodes.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,5 +68,14 @@ struct Source {
 };
 
 Source TraceSource(const PlanView& view, const Structure& s, uint32_t t);
+
+// The plan's summary (analysis/summary.h) for `baton inspect`
+// (inspect_summary.cc): as the text section "Prediction", and as the JSON
+// text of the "summary" value (null when the plan has none, {"error": ...}
+// when it is corrupt).
+// `data` and `size` are the plan file's bytes (the summary is a section of
+// the file outside the FlatBuffer, analysis/summary.h).
+std::string SummaryText(const PlanView& view, const void* data, size_t size);
+std::string SummaryJsonText(const PlanView& view, const void* data, size_t size);
 
 }  // namespace baton::planner::inspect_detail

@@ -301,7 +301,8 @@ std::string ArenasSection(const PlanView& view) {
 
 }  // namespace
 
-std::string InspectText(const PlanView& view) {
+std::string InspectText(const LoadedPlan& loaded) {
+  const PlanView& view = loaded.view();
   const Structure s = inspect_detail::Analyze(view);
   std::ostringstream out;
   const std::string name = view.plan()->name() ? view.plan()->name()->str() : "";
@@ -311,6 +312,7 @@ std::string InspectText(const PlanView& view) {
       << view.num_queues() << " queues, " << view.num_domains() << " domains, "
       << view.num_tensors() << " tensors, " << view.num_nodes() << " nodes\n";
   out << "checksum (CRC-32C trailer): " << ChecksumHex(view.checksum()) << "\n\n";
+  out << inspect_detail::SummaryText(view, loaded.data(), loaded.size()) << "\n";
   out << PipelineSection(view, s) << "\n";
   out << StagesSection(view, s) << "\n";
   out << QueuesSection(view) << "\n";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "baton/plan_view.h"
+#include "baton/planner/analysis/summary.h"
 #include "baton/planner/emit/lower.h"
 
 namespace baton::planner {
@@ -158,6 +159,75 @@ Result<flatbuffers::Offset<schema::Node>> EmitNode(Builder& b, const Program& p,
                                   &workspace, &waits, params.type, params.offset);
 }
 
+// The PlanSummary buffer (schema/plan_summary.fbs) for the plan file's
+// summary section, or empty when the program has no summary yet (candidates
+// during planning).
+std::vector<uint8_t> EmitSummary(const Program& p, const Indexing& ix) {
+  const PlanSummary& s = p.summary;
+  if (!s.present) return {};
+  const AutoReport& a = p.auto_report;
+  Builder b(1024);
+  std::vector<flatbuffers::Offset<schema::QueueLoad>> queues;
+  for (size_t q = 0; q < s.queue_busy_s.size(); ++q) {
+    queues.push_back(schema::CreateQueueLoad(b, static_cast<uint32_t>(q), s.queue_busy_s[q],
+                                             s.utilization[q]));
+  }
+  std::vector<uint32_t> pinned;
+  for (size_t n = 0; n < p.node_pinned.size() && n < ix.node.size(); ++n) {
+    if (p.node_pinned[n] && ix.node[n] >= 0) pinned.push_back(static_cast<uint32_t>(ix.node[n]));
+  }
+  std::sort(pinned.begin(), pinned.end());
+  std::map<std::string, int> by_name;
+  for (size_t n = 0; n < p.graph.nodes.size(); ++n) by_name[p.graph.nodes[n].name] = ix.node[n];
+  std::vector<flatbuffers::Offset<schema::FallbackNode>> fallbacks;
+  for (const Fallback& f : p.fallbacks) {
+    auto it = by_name.find(f.node);
+    if (it == by_name.end() || it->second < 0) continue;
+    const schema::FallbackCause cause = f.cause == "dtype"      ? schema::FallbackCause::Dtype
+                                        : f.cause == "capacity" ? schema::FallbackCause::Capacity
+                                                                : schema::FallbackCause::Op;
+    fallbacks.push_back(schema::CreateFallbackNodeDirect(
+        b, static_cast<uint32_t>(it->second), f.requested.c_str(), cause, f.reason.c_str()));
+  }
+  std::vector<schema::NodeCostSource> node_cost(p.order.size(), schema::NodeCostSource::Target);
+  for (size_t k = 0; k < p.order.size(); ++k) {
+    const int n = p.order[k];
+    if (static_cast<size_t>(n) >= s.node_cost_source.size()) continue;
+    const std::string& src = s.node_cost_source[n];
+    if (src == "profile") node_cost[k] = schema::NodeCostSource::Profile;
+    if (src == "link") node_cost[k] = schema::NodeCostSource::Link;
+  }
+  const bool best_known = a.ran && !a.best_single_device.empty();
+  auto method = b.CreateString(a.ran ? "auto" : "rules");
+  flatbuffers::Offset<flatbuffers::String> objective, best_name;
+  if (a.ran) objective = b.CreateString(a.objective);
+  auto queue_vec = b.CreateVector(queues);
+  if (best_known) best_name = b.CreateString(a.best_single_device);
+  auto pinned_vec = b.CreateVector(pinned);
+  auto fallback_vec = b.CreateVector(fallbacks);
+  auto cost_vec = b.CreateVector(node_cost);
+  schema::PlanSummaryBuilder sb(b);
+  sb.add_method(method);
+  if (a.ran) sb.add_objective(objective);
+  sb.add_simulated_inferences(s.simulated_inferences);
+  sb.add_throughput_per_s(s.throughput_per_s);
+  sb.add_latency_s(s.latency_s);
+  sb.add_bound_throughput_per_s(s.bound_throughput_per_s);
+  sb.add_bottleneck_queue(s.bottleneck_queue);
+  sb.add_queues(queue_vec);
+  if (best_known) {
+    sb.add_best_single_device(best_name);
+    sb.add_best_single_throughput_per_s(a.best_single_throughput_per_s);
+    sb.add_best_single_latency_s(a.best_single_latency_s);
+    sb.add_best_single_in_flight(static_cast<uint32_t>(a.best_single_in_flight));
+  }
+  sb.add_pinned(pinned_vec);
+  sb.add_fallbacks(fallback_vec);
+  sb.add_node_cost(cost_vec);
+  b.Finish(sb.Finish(), kPlanSummaryIdentifier);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
 }  // namespace
 
 std::string MacroName(const std::string& name) {
@@ -186,6 +256,7 @@ Result<std::string> EmitPlan(const Program& p) {
     BATON_ASSIGN_OR_RETURN(flatbuffers::Offset<schema::Node> node, EmitNode(b, p, ix, n));
     nodes.push_back(node);
   }
+  const std::vector<uint8_t> summary = EmitSummary(p, ix);
   std::vector<uint32_t> inputs, outputs;
   for (int t : g.inputs) inputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
   for (int t : g.outputs) outputs.push_back(static_cast<uint32_t>(ix.tensor[t]));
@@ -194,6 +265,9 @@ Result<std::string> EmitPlan(const Program& p) {
       &tensors, &nodes, &inputs, &outputs, constants.empty() ? nullptr : &constants);
   schema::FinishPlanBuffer(b, plan);
   std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  // The summary section sits outside the FlatBuffer the runtime verifies,
+  // inside the checksummed bytes (analysis/summary.h, docs/formats.md).
+  AppendPlanSummary(&bytes, summary);
   AppendPlanTrailer(&bytes);  // CRC-32C of everything before it (docs/formats.md)
   return bytes;
 }
@@ -231,7 +305,7 @@ std::string EmitHeader(const Program& p, const std::string& bytes, const std::st
 namespace {
 
 // The report's "auto" object (docs/partitioning.md).
-nlohmann::ordered_json AutoReportJson(const AutoReport& a) {
+nlohmann::ordered_json AutoReportJson(const AutoReport& a, bool profiled) {
   nlohmann::ordered_json j;
   j["objective"] = a.objective;
   j["throughput_per_s"] = a.throughput_per_s;
@@ -254,7 +328,54 @@ nlohmann::ordered_json AutoReportJson(const AutoReport& a) {
   j["candidates_planned"] = a.candidates_planned;
   j["time_limit_hit"] = a.time_limit_hit;
   j["memory_fraction"] = a.memory_fraction;
-  j["cost_source"] = "target";
+  j["cost_source"] = profiled ? "profile" : "target";
+  return j;
+}
+
+// The report's "summary" object (docs/partitioning.md, "Reading the result").
+nlohmann::ordered_json SummaryJson(const Program& p) {
+  const PlanSummary& s = p.summary;
+  nlohmann::ordered_json j;
+  j["method"] = p.auto_report.ran ? "auto" : "rules";
+  j["inferences_in_flight"] = p.in_flight;
+  j["throughput_per_s"] = s.throughput_per_s;
+  j["latency_s"] = s.latency_s;
+  j["bound_throughput_per_s"] = s.bound_throughput_per_s;
+  j["bottleneck_queue"] = s.bottleneck_queue >= 0 ? nlohmann::ordered_json(p.queues[s.bottleneck_queue].name)
+                                                  : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json queues = nlohmann::ordered_json::object();
+  for (size_t q = 0; q < s.queue_busy_s.size() && q < p.queues.size(); ++q) {
+    queues[p.queues[q].name] = {{"busy_s_per_inference", s.queue_busy_s[q]},
+                                {"utilization", s.utilization[q]}};
+  }
+  j["queues"] = queues;
+  std::vector<std::string> pinned;
+  for (int n : p.order) {
+    if (static_cast<size_t>(n) < p.node_pinned.size() && p.node_pinned[n]) {
+      pinned.push_back(p.graph.nodes[n].name);
+    }
+  }
+  j["pinned"] = pinned;
+  int counts[3] = {0, 0, 0};  // target, profile, link
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (int n : p.order) {
+    const std::string& src = s.node_cost_source[n];
+    ++counts[src == "profile" ? 1 : src == "link" ? 2 : 0];
+    nodes.push_back({{"node", p.graph.nodes[n].name},
+                     {"queue", p.queues[p.node_queue[n]].name},
+                     {"seconds", s.node_seconds[n]},
+                     {"source", src}});
+  }
+  j["cost_sources"] = {{"target", counts[0]}, {"profile", counts[1]}, {"link", counts[2]}};
+  if (p.target.profile != nullptr) {
+    j["profile"] = {{"files", p.target.profile->source},
+                    {"entries", s.profile_entries},
+                    {"matched_entries", s.profile_entries_matched},
+                    {"unused_entries", s.profile_entries - s.profile_entries_matched}};
+  } else {
+    j["profile"] = nullptr;
+  }
+  j["nodes"] = nodes;
   return j;
 }
 
@@ -291,11 +412,13 @@ std::string EmitReport(const Program& p, const std::string& source) {
                          {"op", f.op},
                          {"requested", f.requested},
                          {"placed", f.placed},
-                         {"reason", f.reason}});
+                         {"reason", f.reason},
+                         {"cause", f.cause}});
   }
   r["fallbacks"] = fallbacks;
   r["warnings"] = p.warnings;
-  if (p.auto_report.ran) r["auto"] = AutoReportJson(p.auto_report);
+  if (p.auto_report.ran) r["auto"] = AutoReportJson(p.auto_report, p.target.profile != nullptr);
+  if (p.summary.present) r["summary"] = SummaryJson(p);
   return r.dump(2) + "\n";
 }
 

@@ -120,8 +120,9 @@ Check ApplyFallbacks(Program* p, std::vector<int>* device) {
                   t.devices[t.fallback].name + ": " + fallback_why);
     }
     if (dev != t.fallback) {
-      p->fallbacks.push_back(
-          {node.name, node.op, t.devices[dev].name, t.devices[t.fallback].name, why});
+      p->fallbacks.push_back({node.name, node.op, t.devices[dev].name,
+                              t.devices[t.fallback].name, why,
+                              t.devices[dev].Runs(node.op) ? "dtype" : "op"});
     }
     dev = t.fallback;
   }

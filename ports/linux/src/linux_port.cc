@@ -134,7 +134,9 @@ Status LinuxPort::Dispatch(uint32_t queue, const Kernel& kernel, const KernelCal
       }
     }
   }
-  return kernel.eval(call);
+  Status status = kernel.eval(call);
+  if (options_.after_node) options_.after_node(queue, call.node, status);
+  return status;
 }
 
 }  // namespace baton::linux_port

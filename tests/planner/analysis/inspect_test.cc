@@ -59,17 +59,21 @@ std::vector<std::string> Keys(const nlohmann::ordered_json& object) {
 
 TEST(InspectTest, JsonFollowsTheDesignLayout) {
   LoadedPlan plan = Load(PipelinePlan());
-  const auto json = nlohmann::ordered_json::parse(InspectJson(plan.view()));
+  const auto json = nlohmann::ordered_json::parse(InspectJson(plan));
   EXPECT_EQ(Keys(json),
             (std::vector<std::string>{"format", "version", "inferences_in_flight", "domains",
                                       "queues", "tensors", "nodes", "inputs", "outputs",
-                                      "checksum"}));
+                                      "summary", "checksum"}));
+  // A plan built without the planner carries no summary.
+  EXPECT_TRUE(json["summary"].is_null());
+  EXPECT_NE(InspectText(plan).find("(none: the plan carries no summary)"),
+            std::string::npos);
   // The trailer's bytes, read straight from the plan (little-endian).
   const auto* bytes = static_cast<const uint8_t*>(plan.data()) + plan.size() - 4;
   char hex[11];
   std::snprintf(hex, sizeof(hex), "0x%02x%02x%02x%02x", bytes[3], bytes[2], bytes[1], bytes[0]);
   EXPECT_EQ(json["checksum"], hex);
-  EXPECT_NE(InspectText(plan.view()).find(std::string("checksum (CRC-32C trailer): ") + hex),
+  EXPECT_NE(InspectText(plan).find(std::string("checksum (CRC-32C trailer): ") + hex),
             std::string::npos);
   EXPECT_EQ(json["format"], "baton-plan");
   EXPECT_EQ(json["version"], 1);
@@ -98,7 +102,7 @@ TEST(InspectTest, JsonFollowsTheDesignLayout) {
 
 TEST(InspectTest, TextShowsThePipelineConfiguration) {
   LoadedPlan plan = Load(PipelinePlan());
-  const std::string text = InspectText(plan.view());
+  const std::string text = InspectText(plan);
   // Graph input into the CPU subgraph, the DMA copy as the transport of the
   // connection, and the NPU subgraph producing the output.
   EXPECT_NE(text.find("input x -> cpu0.sub0.in0"), std::string::npos) << text;
@@ -134,7 +138,7 @@ TEST(InspectTest, SubgraphsSplitByStageAndConnectDirectly) {
       .Wait(ng);
   b.Inputs({x}).Outputs({y});
   LoadedPlan plan = Load(b.Finish());
-  const std::string text = InspectText(plan.view());
+  const std::string text = InspectText(plan);
   EXPECT_NE(text.find("cpu0.sub0.out0 -> gpu0.sub0.in0"), std::string::npos) << text;
   EXPECT_NE(text.find("gpu0.sub0.out0 -> cpu0.sub1.in0"), std::string::npos) << text;
   EXPECT_NE(text.find("cpu0.sub0.out0 -> cpu0.sub1.in1"), std::string::npos) << text;

@@ -40,6 +40,7 @@ struct Fallback {
   std::string requested;
   std::string placed;
   std::string reason;
+  std::string cause = "op";  // "op", "dtype" or "capacity"
 };
 
 struct TensorPlacement {
@@ -76,6 +77,25 @@ struct AutoReport {
   std::vector<std::string> pinned;   // nodes kept where rules or annotations put them
 };
 
+// What the finished plan is predicted to do, and where each node's cost came
+// from (report.json "summary", the plan's PlanSummary table, `baton
+// inspect`). Filled by PlanGraph for rule and --auto plans alike; empty
+// (present false) while passes run, so candidates carry no summary.
+struct PlanSummary {
+  bool present = false;
+  uint32_t simulated_inferences = 0;
+  double throughput_per_s = 0;
+  double latency_s = 0;
+  double bound_throughput_per_s = 0;
+  int bottleneck_queue = -1;                 // queue index
+  std::vector<double> queue_busy_s;          // per queue, per inference
+  std::vector<double> utilization;           // per queue
+  std::vector<std::string> node_cost_source; // per node (graph index): target, profile, link
+  std::vector<double> node_seconds;          // per node (graph index)
+  int profile_entries = 0;         // entries of the --profile files
+  int profile_entries_matched = 0; // entries that match some node of the plan
+};
+
 struct Program {
   Graph graph;
   Target target;
@@ -104,6 +124,8 @@ struct Program {
   std::vector<DomainReport> domain_report;    // per domain
   // PlanAuto
   AutoReport auto_report;
+  // PlanGraph, last
+  PlanSummary summary;
 
   int QueueOfDevice(int device) const;  // devices' queues share their index
   int NumCopies() const;

@@ -3,10 +3,12 @@
 // copy links. Parsed from target JSON; every error names the file and field.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "baton/plan_generated.h"
+#include "baton/planner/profile.h"
 #include "baton/planner/result.h"
 
 namespace baton::planner {
@@ -51,6 +53,9 @@ struct Target {
   std::vector<TargetDomain> domains;
   std::vector<TargetDevice> devices;
   std::vector<TargetLink> links;
+  // Measured node times (`baton plan --profile`); null: the cost model
+  // alone. Shared and immutable, so copying a Target stays cheap.
+  std::shared_ptr<const Profile> profile;
 
   int FindDevice(const std::string& name) const;  // -1 if absent
   int FindDomain(const std::string& name) const;

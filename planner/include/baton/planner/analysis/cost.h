@@ -43,8 +43,32 @@ double NodeBytes(const schema::Plan& plan, uint32_t node);
 // launch_s + max(macs / macs_per_s, bytes / bytes_per_s).
 double DeviceSeconds(const Cost& cost, double macs, double bytes);
 
-// Seconds of one execution of every node under `target`, indexed by node.
-// Errors name the queue, node or domain that the target does not describe.
+// Where a node's time comes from: the target's formula above, a measured
+// profile entry (target.profile, baton/planner/profile.h), or the link
+// model (copies; never profiled).
+enum class CostSource : uint8_t { kTarget, kProfile, kLink };
+const char* CostSourceName(CostSource source);  // "target", "profile", "link"
+
+// The profile key of node `node`: its op and the dtype and shape of each
+// kernel input (absent ones included) and output (NodeSignatureText).
+std::string NodeSignature(const schema::Plan& plan, uint32_t node);
+// The operands NodeSignature is made of (an absent optional input has
+// present == false).
+void NodeOperandSignatures(const schema::Plan& plan, uint32_t node,
+                           std::vector<OperandSignature>* out_inputs,
+                           std::vector<OperandSignature>* out_outputs);
+
+struct NodeCosts {
+  std::vector<double> seconds;      // per plan node
+  std::vector<CostSource> source;   // per plan node
+};
+
+// Seconds of one execution of every node under `target`, indexed by node:
+// a non-copy node whose signature and queue kind match target.profile takes
+// the measured median (Profile::Seconds), every other node the formulas
+// above. Errors name the queue, node or domain that the target does not
+// describe.
+Result<NodeCosts> NodeCostsOf(const schema::Plan& plan, const Target& target);
 Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& target);
 
 }  // namespace baton::planner

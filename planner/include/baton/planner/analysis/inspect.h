@@ -54,7 +54,7 @@ const char* PlanDTypeName(schema::DType dtype);
 // indentation, trailing newline. An absent optional input (-1 in the plan) is
 // printed as null so that input positions keep their meaning
 // (docs/formats.md, "baton inspect --json").
-std::string InspectJson(const PlanView& view);
+std::string InspectJson(const LoadedPlan& plan);
 
 // Human-readable description for firmware engineers: the pipeline
 // configuration (graph inputs, outputs and the connections between device
@@ -64,6 +64,6 @@ std::string InspectJson(const PlanView& view);
 // subgraphs in increasing stage order; its inputs `in<j>` and outputs
 // `out<j>` are numbered in program order of first use / production. See
 // docs/cli.md, "baton inspect".
-std::string InspectText(const PlanView& view);
+std::string InspectText(const LoadedPlan& plan);
 
 }  // namespace baton::planner

@@ -62,6 +62,9 @@ struct Options {
   bool check_domains = true;
   // Test hook: called before every node runs (e.g. to inject random delays).
   std::function<void(uint32_t queue, const schema::Node* node)> before_node;
+  // Called after every node's kernel returns, with its status (e.g. to time
+  // Dispatch..completion per node: `baton profile`).
+  std::function<void(uint32_t queue, const schema::Node* node, const Status& status)> after_node;
   // Test hook: returns a non-Ok status to make a node fail.
   std::function<Status(uint32_t queue, const schema::Node* node)> fail_node;
 };
