@@ -64,9 +64,10 @@ uint64_t SlotAt(const schema::Tensor* t, uint32_t i) {
 // inference uses together: inference i uses slot i mod S of each, so slot
 // (i mod Sa) of a against slot (i mod Sb) of b for every i in [0, Sa * Sb), a
 // multiple of lcm(Sa, Sb): exact, and at most BATON_MAX_IN_FLIGHT^2 steps
-// (CheckTensor keeps slots <= in-flight). Multi-slot tensors may share bytes
-// in slots that no single inference uses together (docs/execution.md). A
-// tensor of 0 bytes is an empty range: it overlaps nothing.
+// (CheckTensor keeps slots <= BATON_MAX_IN_FLIGHT). Multi-slot tensors may
+// share bytes in slots that no single inference uses together
+// (docs/execution.md). A tensor of 0 bytes is an empty range: it overlaps
+// nothing.
 bool Overlap(const schema::Tensor* a, const schema::Tensor* b) {
   if (a->storage() != schema::Storage::Arena || b->storage() != schema::Storage::Arena ||
       a->domain() != b->domain()) {
@@ -129,8 +130,8 @@ Status CheckTensor(Checker& c, const PlanView& view, uint32_t t) {
     return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad domain index"));
   }
   const schema::Domain* domain = view.domain(tensor->domain());
-  if (tensor->slots() - 1 >= view.in_flight()) {  // 0 wraps around
-    return c.Fail(StatusCode::kDataLoss, BATON_MSG("slots: 0 or > in-flight"));
+  if (tensor->slots() - 1 >= kMaxInFlight) {  // 0 wraps around
+    return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("slots: 0 or > BATON_MAX_IN_FLIGHT"));
   }
   if (tensor->slots() > 1 && tensor->slot_stride() < bytes) {
     return c.Fail(StatusCode::kDataLoss, BATON_MSG("stride < bytes"));
