@@ -53,18 +53,31 @@ bool Aligned8(const flatbuffers::Vector<int64_t>* v) {
   return v == nullptr || reinterpret_cast<uintptr_t>(v->data()) % 8 == 0;
 }
 
-// One past the last byte of an arena tensor's last slot (checked in range).
-uint64_t End(const schema::Tensor* t) {
-  return t->offset() + (t->slots() - 1) * t->slot_stride() + t->bytes();
+static_assert(kMaxInFlight <= 0xFFFF, "Overlap multiplies two slot counts in 32 bits");
+
+// The first byte of slot (i mod slots) of an arena tensor.
+uint64_t SlotAt(const schema::Tensor* t, uint32_t i) {
+  return t->offset() + (i % t->slots()) * t->slot_stride();
 }
 
-// True when two non-empty arena tensors' extents (all slots, from the first
-// byte of slot 0 to the last of the last slot) share a byte. Planned plans
-// keep every multi-slot tensor apart as a whole, so for them this is exact.
+// True when two arena tensors of one node share a byte in the slots some
+// inference uses together: inference i uses slot i mod S of each, so slot
+// (i mod Sa) of a against slot (i mod Sb) of b for every i in [0, Sa * Sb), a
+// multiple of lcm(Sa, Sb): exact, and at most BATON_MAX_IN_FLIGHT^2 steps
+// (CheckTensor keeps slots <= BATON_MAX_IN_FLIGHT). Multi-slot tensors may
+// share bytes in slots that no single inference uses together
+// (docs/execution.md). A tensor of 0 bytes is an empty range: it overlaps
+// nothing.
 bool Overlap(const schema::Tensor* a, const schema::Tensor* b) {
-  return a->storage() == schema::Storage::Arena && b->storage() == schema::Storage::Arena &&
-         a->domain() == b->domain() && a->bytes() != 0 && b->bytes() != 0 &&
-         a->offset() < End(b) && b->offset() < End(a);
+  if (a->storage() != schema::Storage::Arena || b->storage() != schema::Storage::Arena ||
+      a->domain() != b->domain()) {
+    return false;
+  }
+  for (uint32_t i = 0; i < a->slots() * b->slots(); ++i) {
+    const uint64_t x = SlotAt(a, i), y = SlotAt(b, i);
+    if (x < y + b->bytes() && y < x + a->bytes()) return true;
+  }
+  return false;
 }
 
 bool QueueReaches(const schema::Queue* queue, uint32_t domain) {
@@ -117,7 +130,9 @@ Status CheckTensor(Checker& c, const PlanView& view, uint32_t t) {
     return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad domain index"));
   }
   const schema::Domain* domain = view.domain(tensor->domain());
-  if (tensor->slots() == 0) return c.Fail(StatusCode::kDataLoss, BATON_MSG("zero slots"));
+  if (tensor->slots() - 1 >= kMaxInFlight) {  // 0 wraps around
+    return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("slots: 0 or > BATON_MAX_IN_FLIGHT"));
+  }
   if (tensor->slots() > 1 && tensor->slot_stride() < bytes) {
     return c.Fail(StatusCode::kDataLoss, BATON_MSG("stride < bytes"));
   }
@@ -192,9 +207,10 @@ Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
     if (!write) first_write = count + 1;
     touched[count++] = view.tensor(t);
   }
-  // No kernel runs in place: every output and workspace tensor is disjoint
-  // from every other tensor of its node, so no kernel copies between
-  // overlapping ranges or reads what it already overwrote.
+  // No kernel runs in place: at every inference, the slot of every output and
+  // workspace tensor is disjoint from the slot of every other tensor of its
+  // node, so no kernel copies between overlapping ranges or reads what it
+  // already overwrote.
   for (uint32_t b = first_write; b < count; ++b) {
     for (uint32_t a = 0; a < b; ++a) {
       if (Overlap(touched[a], touched[b])) {
@@ -214,9 +230,9 @@ Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
       if (w->lag() > kMaxLag) {
         return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("lag > BATON_MAX_LAG"));
       }
-      const int64_t weight = static_cast<int64_t>(node->stage()) -
-                             static_cast<int64_t>(view.node(w->node())->stage()) + w->lag();
-      if (weight < 0 || (weight == 0 && w->node() >= n)) {
+      // weight = stage(n) + L - stage(m) (no overflow: stage(n), L <= 255).
+      const uint32_t reach = node->stage() + w->lag(), from = view.node(w->node())->stage();
+      if (from > reach || (from == reach && w->node() >= n)) {
         return c.Fail(StatusCode::kDataLoss, BATON_MSG("wait points forward (deadlock)"));
       }
     }
@@ -224,7 +240,11 @@ Status CheckNode(Checker& c, const PlanView& view, uint32_t n) {
   return Status::Ok();
 }
 
-Status CheckQueue(Checker& c, const PlanView& view, uint32_t q) {
+// Adds the length of q's program to *listed. Every node n sits in its own
+// queue's program at its position (CheckNode), so n -> (queue, position) is
+// one-to-one; when the programs list exactly as many entries as there are
+// nodes (checked in Load), every entry is that of a node of its queue, once.
+Status CheckQueue(Checker& c, const PlanView& view, uint32_t q, uint32_t* listed) {
   c.At("queue ", q);
   const schema::Queue* queue = view.queue(q);
   if (static_cast<uint32_t>(queue->kind()) > static_cast<uint32_t>(schema::DeviceKind::MAX)) {
@@ -241,18 +261,11 @@ Status CheckQueue(Checker& c, const PlanView& view, uint32_t q) {
     if (queue->nodes()->size() > kMaxQueueNodes) {
       return c.Fail(StatusCode::kResourceExhausted, BATON_MSG("> BATON_MAX_QUEUE_NODES"));
     }
-    int64_t previous = -1;
+    *listed += queue->nodes()->size();
+    uint32_t next = 0;  // (wraps only past UINT32_MAX, which is no node)
     for (uint32_t n : *queue->nodes()) {
-      if (n >= view.num_nodes()) {
-        return c.Fail(StatusCode::kOutOfRange, BATON_MSG("bad node index"));
-      }
-      if (static_cast<int64_t>(n) <= previous) {
-        return c.Fail(StatusCode::kDataLoss, BATON_MSG("program not increasing"));
-      }
-      if (view.node(n)->queue() != q) {
-        return c.Fail(StatusCode::kDataLoss, BATON_MSG("program lists foreign node"));
-      }
-      previous = n;
+      if (n < next) return c.Fail(StatusCode::kDataLoss, BATON_MSG("program not increasing"));
+      next = n + 1;
     }
   }
   return Status::Ok();
@@ -350,11 +363,16 @@ Status PlanView::Load(const void* data, size_t size, PlanView* out_view, LoadErr
   for (uint32_t t = 0; t < view.num_tensors(); ++t) {
     BATON_RETURN_IF_ERROR(CheckTensor(c, view, t));
   }
+  uint32_t listed = 0;
   for (uint32_t q = 0; q < view.num_queues(); ++q) {
-    BATON_RETURN_IF_ERROR(CheckQueue(c, view, q));
+    BATON_RETURN_IF_ERROR(CheckQueue(c, view, q, &listed));
   }
   for (uint32_t n = 0; n < view.num_nodes(); ++n) {
     BATON_RETURN_IF_ERROR(CheckNode(c, view, n));
+  }
+  if (listed != view.num_nodes()) {
+    c.At("program entries ", listed);
+    return c.Fail(StatusCode::kDataLoss, BATON_MSG("!= node count"));
   }
   BATON_RETURN_IF_ERROR(CheckGraphTensors(c, view, view.plan_->inputs(), "graph input tensor "));
   BATON_RETURN_IF_ERROR(CheckGraphTensors(c, view, view.plan_->outputs(), "graph output tensor "));

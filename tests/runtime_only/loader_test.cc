@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -341,6 +342,88 @@ TEST(Adversarial, SplitWithOverlappingTensorsIsRejected) {
     b.Outputs({y0, y1});
     ExpectRejected(b.Finish(), "overlaps");
   }
+}
+
+// A Relu over multi-slot tensors x (xs slots, stride 16) and y (ys slots,
+// stride 16, at y_offset), D = max(xs, ys): inference i uses slot i mod S of
+// each, so x and y may share bytes in slots no inference uses together.
+AlignedPlan SlottedRelu(uint32_t xs, uint32_t ys, uint64_t y_offset, uint32_t in_flight = 0) {
+  PlanBuilder b;
+  b.InFlight(in_flight != 0 ? in_flight : std::max(xs, ys));
+  const uint32_t dram = b.Domain("dram", 1024);
+  const uint32_t cpu = b.Queue("cpu0", DeviceKind::Cpu, {dram});
+  const uint32_t x = b.Arena("x", {4}, dram, 0, xs, 16);
+  const uint32_t y = b.Arena("y", {4}, dram, y_offset, ys, 16);
+  b.Node("relu", Op::Relu, cpu, {static_cast<int32_t>(x)}, {y});
+  b.Inputs({x});
+  b.Outputs({y});
+  return b.Finish();
+}
+
+// Slot s of x (xs slots) and slot r of y (ys slots) meet at some inference
+// exactly when s = r mod gcd(xs, ys) (Chinese remainder theorem): the cases
+// below are worked out by hand from that.
+TEST(Loader, MultiSlotTensorsOfOneNodeMayShareBytesInSlotsNoInferenceUsesTogether) {
+  // x: [0,16) [16,32); y: [16,32) [32,48). x slot 1 = y slot 0: inference i
+  // uses both only if i = 1 mod 2 and i = 0 mod 2.
+  std::string text;
+  EXPECT_TRUE(Load(SlottedRelu(2, 2, 16), &text).ok()) << text;
+  // x: [0,16) [16,32); y: [16,32) [32,48) [48,64) [64,80). x slot 1 = y
+  // slot 0 (i odd and i = 0 mod 4: never); x slot 1 and y slot 2 are apart.
+  EXPECT_TRUE(Load(SlottedRelu(2, 4, 16), &text).ok()) << text;
+  // y: [32,48) [48,64) [64,80) [80,96) with x: [0,16) [16,32): apart.
+  EXPECT_TRUE(Load(SlottedRelu(2, 4, 32), &text).ok()) << text;
+}
+
+TEST(Loader, MultiSlotTensorsOfOneNodeCollidingAtSomeInferenceAreRejected) {
+  // x slot 1 = y slot 0 with 2 and 3 slots: inference 3 uses both.
+  ExpectRejected(SlottedRelu(2, 3, 16), "overlaps");
+  // x: [0,16) [16,32); y (4 slots, stride 16) at 0: y slot 1 = x slot 1 at
+  // inference 1.
+  ExpectRejected(SlottedRelu(2, 4, 0), "overlaps");
+  // Same slot count, same lane: inference 0 (and every one).
+  ExpectRejected(SlottedRelu(2, 2, 0), "overlaps");
+  // x: 4 slots [0,16) .. [48,64); y: 3 slots at 16. x slot 1 = y slot 0
+  // first meet at inference 9 (i = 1 mod 4, i = 0 mod 3).
+  ExpectRejected(SlottedRelu(4, 3, 16), "overlaps");
+}
+
+// Slot counts are bounded by BATON_MAX_IN_FLIGHT (which bounds the overlap
+// check's work), not by the plan's depth: extra slots are only wasteful.
+TEST(Loader, SlotCountsAreBoundedByBatonMaxInFlight) {
+  std::string text;
+  EXPECT_TRUE(Load(SlottedRelu(2, 4, 32, /*in_flight=*/1), &text).ok()) << text;
+  EXPECT_FALSE(Load(SlottedRelu(2, kMaxInFlight + 1, 32, /*in_flight=*/1), &text).ok());
+  EXPECT_NE(text.find("tensor 1: slots: 0 or > BATON_MAX_IN_FLIGHT"), std::string::npos) << text;
+  EXPECT_TRUE(Load(SlottedRelu(2, kMaxInFlight, 32, /*in_flight=*/1), &text).ok()) << text;
+}
+
+// Two Relus on two queues; `extra` (queue, node) entries appended to the
+// programs.
+AlignedPlan TwoQueues(const std::vector<std::pair<uint32_t, uint32_t>>& extra) {
+  PlanBuilder b;
+  const uint32_t dram = b.Domain("dram", 64);
+  const uint32_t q0 = b.Queue("cpu0", DeviceKind::Cpu, {dram});
+  const uint32_t q1 = b.Queue("cpu1", DeviceKind::Cpu, {dram});
+  const uint32_t x = b.Arena("x", {4}, dram, 0);
+  const uint32_t y = b.Arena("y", {4}, dram, 16);
+  const uint32_t z = b.Arena("z", {4}, dram, 32);
+  b.Node("relu0", Op::Relu, q0, {static_cast<int32_t>(x)}, {y});
+  b.Node("relu1", Op::Relu, q1, {static_cast<int32_t>(y)}, {z}, {{0, 0}});
+  for (const auto& [queue, node] : extra) b.ProgramEntry(queue, node);
+  b.Inputs({x});
+  b.Outputs({z});
+  return b.Finish();
+}
+
+// Every program entry must be a node of that queue, listed once.
+TEST(Loader, RejectsForeignRepeatedOrUnknownProgramEntries) {
+  std::string text;
+  ASSERT_TRUE(Load(TwoQueues({}), &text).ok()) << text;
+  ExpectRejected(TwoQueues({{0, 1}}), "!= node count");           // relu1 also on cpu0
+  ExpectRejected(TwoQueues({{0, 2}}), "!= node count");           // no node 2
+  ExpectRejected(TwoQueues({{1, UINT32_MAX}}), "!= node count");  // no such node
+  ExpectRejected(TwoQueues({{0, 0}}), "not increasing");          // relu0 twice
 }
 
 // A [long] vector whose elements sit at 4 mod 8: built by hand, since the

@@ -115,6 +115,10 @@ class PlanBuilder {
     return index;
   }
 
+  // Appends `node` to `queue`'s program without touching the node (broken
+  // programs: foreign, repeated or out-of-range entries).
+  void ProgramEntry(uint32_t queue, uint32_t node) { queues_[queue].nodes.push_back(node); }
+
   flatbuffers::FlatBufferBuilder& fbb() { return fbb_; }
   void Inputs(std::vector<uint32_t> t) { inputs_ = std::move(t); }
   void Outputs(std::vector<uint32_t> t) { outputs_ = std::move(t); }

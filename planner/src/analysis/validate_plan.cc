@@ -27,10 +27,11 @@ using validate_detail::InstanceGraph;
 using validate_detail::PlanFacts;
 
 // How many inferences to unroll: `inferences`, or automatically enough for
-// every slot of every tensor to be reused at least once in the steady state.
+// every slot of every tensor to be reused at least once in the steady state,
+// and every pairing of the slots of two tensors that share bytes to occur.
 Result<uint32_t> InferencesToUnroll(const PlanFacts& facts, int inferences) {
   if (inferences < 0) return Fail("inferences must be >= 0");
-  const uint64_t automatic = uint64_t{facts.in_flight} + facts.max_stage + facts.max_slots + 2;
+  const uint64_t automatic = uint64_t{facts.in_flight} + facts.max_stage + facts.slot_period + 2;
   const uint64_t n = inferences == 0 ? automatic : static_cast<uint64_t>(inferences);
   const uint64_t v = n * (uint64_t{facts.num_nodes} + 2);
   if (v > kMaxValidateInstances) {

@@ -1,6 +1,8 @@
 #include "analysis/validate_structure.h"
 
 #include <algorithm>
+#include <numeric>
+#include <tuple>
 
 namespace baton::planner::validate_detail {
 namespace {
@@ -27,6 +29,38 @@ Check CheckReach(const PlanFacts& f, uint32_t n, uint32_t t) {
               f.DomainName(ten->domain()) + "', which the queue cannot reach");
 }
 
+// The largest lcm(slots of t, slots of u) over arena tensors t and u whose
+// slot ranges overlap in one domain (at least max_slots): which slot of t
+// meets which slot of u repeats with that period, so unrolling it covers
+// every pair. Called once every tensor was checked to lie in its domain.
+uint32_t SlotPeriod(const PlanFacts& f) {
+  struct Extent {
+    uint32_t domain;
+    uint64_t begin, end;
+    uint32_t slots;
+  };
+  std::vector<Extent> extents;
+  for (uint32_t t = 0; t < f.num_tensors; ++t) {
+    const schema::Tensor* ten = f.tensor(t);
+    if (ten->storage() != schema::Storage::Arena || ten->bytes() == 0) continue;
+    extents.push_back({ten->domain(), ten->offset(),
+                       ten->offset() + uint64_t{ten->slots() - 1} * ten->slot_stride() + ten->bytes(),
+                       ten->slots()});
+  }
+  std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) {
+    return std::tie(a.domain, a.begin, a.end) < std::tie(b.domain, b.begin, b.end);
+  });
+  uint64_t period = f.max_slots;
+  for (size_t x = 0; x < extents.size(); ++x) {
+    for (size_t y = x + 1; y < extents.size(); ++y) {
+      if (extents[y].domain != extents[x].domain || extents[y].begin >= extents[x].end) break;
+      period = std::max<uint64_t>(period, std::lcm<uint64_t>(extents[x].slots, extents[y].slots));
+    }
+  }
+  // Beyond this the unrolling is refused anyway (kMaxValidateInstances).
+  return static_cast<uint32_t>(std::min<uint64_t>(period, UINT32_MAX / 4));
+}
+
 // Every slot of an arena tensor lies inside its domain.
 Check CheckArenaTensors(PlanFacts* f) {
   for (uint32_t t = 0; t < f->num_tensors; ++t) {
@@ -47,6 +81,7 @@ Check CheckArenaTensors(PlanFacts* f) {
     }
     f->max_slots = std::max(f->max_slots, ten->slots());
   }
+  f->slot_period = SlotPeriod(*f);
   return Check();
 }
 

@@ -33,6 +33,9 @@ struct PlanFacts {
   uint32_t in_flight = 1;  // D
   uint32_t max_stage = 0;
   uint32_t max_slots = 1;
+  // The largest lcm of the slot counts of two tensors whose slots overlap in
+  // bytes (at least max_slots).
+  uint32_t slot_period = 1;
   std::vector<int64_t> writer;  // per tensor: node, kCallerWrites or -1
 
   const schema::Node* node(uint32_t n) const { return plan->nodes()->Get(n); }

@@ -8,6 +8,7 @@
 #include "baton/planner/emit/lower.h"
 #include "baton/planner/memory/happens_before.h"
 #include "baton/planner/memory/pack.h"
+#include "baton/planner/memory/sharing.h"
 
 namespace baton::planner {
 namespace {
@@ -51,11 +52,8 @@ std::vector<Accesses> CollectAccesses(const Program& p) {
   return acc;
 }
 
-// Accessors of a tensor: its nodes, plus the caller's write of a graph
-// input (kCallerWrite) or read of a graph output (kCallerRead).
-constexpr int kCallerWrite = -2;
-constexpr int kCallerRead = -3;
-
+// Accessors of a tensor (sharing.h): its nodes, plus the caller's write of a
+// graph input (kCallerWrite) or read of a graph output (kCallerRead).
 std::vector<int> Accessors(const Accesses& a) {
   std::vector<int> out;
   out.push_back(a.writer == kCaller ? kCallerWrite : a.writer);
@@ -64,30 +62,6 @@ std::vector<int> Accessors(const Accesses& a) {
     if (std::find(out.begin(), out.end(), who) == out.end()) out.push_back(who);
   }
   return out;
-}
-
-// Does access x at inference i happen-before access y at inference i + delta?
-// The caller's accesses are ordered by the async API: inputs of i are written
-// before any node of i runs, outputs of i are read after all of i finished,
-// and inference i + D is admitted only after inference i was retrieved.
-bool Before(const HappensBefore& hb, int in_flight, int x, int y, int delta) {
-  const bool x_caller = x < 0, y_caller = y < 0;
-  if (!x_caller && !y_caller) return hb.Completed(x, -delta, y);
-  if (x == kCallerWrite) return delta >= (y == kCallerWrite ? 1 : 0);
-  if (x == kCallerRead) return y == kCallerRead ? delta >= 1 : delta >= in_flight;
-  // x is a node.
-  return y == kCallerRead ? delta >= 0 : delta >= in_flight;
-}
-
-// Every access of A at inference i ends before every access of B at i + delta.
-bool AllBefore(const HappensBefore& hb, int in_flight, const std::vector<int>& a,
-               const std::vector<int>& b, int delta) {
-  for (int x : a) {
-    for (int y : b) {
-      if (!Before(hb, in_flight, x, y, delta)) return false;
-    }
-  }
-  return true;
 }
 
 // Largest total weight of a set of pairwise-conflicting buffers: no packing
@@ -176,11 +150,26 @@ std::set<int> EmittedTensors(const Graph& g, const std::vector<Accesses>& acc) {
   }
   return emitted;
 }
+// Does the schedule (program order, waits, the in-flight limit) already keep
+// the writer of inference i + s from starting before every reader of
+// inference i completed? Then s slots need no lag wait.
+bool ReuseOrdered(const HappensBefore& hb, const Accesses& a, int s) {
+  for (int r : a.readers) {
+    if (r == kCaller || r == a.writer) continue;
+    if (!hb.Completed(r, -s, a.writer)) return false;
+  }
+  return true;
+}
 
-// Per tensor: graph inputs and outputs get one slot per inference in flight,
-// others one more than the stages between the writer and the last reader.
-std::vector<uint32_t> ChooseSlots(const Program& p, const std::vector<Accesses>& acc,
-                                  const std::set<int>& emitted) {
+// Per tensor: graph inputs and outputs get one slot per inference in flight
+// (the caller writes and reads them whenever the async API lets it). Any
+// other tensor gets the fewest slots whose reuse the schedule already orders,
+// and at most one more than the stages between the writer and the last
+// reader (AddLagWaits then orders that many). A tensor whose reader of
+// inference i always runs before its writer of i + 1 (both on one queue,
+// the later stage first) keeps one slot although it crosses a stage.
+std::vector<uint32_t> ChooseSlots(const Program& p, const HappensBefore& hb,
+                                  const std::vector<Accesses>& acc, const std::set<int>& emitted) {
   std::vector<uint32_t> slots(p.graph.tensors.size(), 1);
   for (int t : emitted) {
     if (acc[t].io) {
@@ -191,17 +180,19 @@ std::vector<uint32_t> ChooseSlots(const Program& p, const std::vector<Accesses>&
     for (int r : acc[t].readers) {
       if (r != kCaller) span = std::max(span, p.node_stage[r] - p.node_stage[acc[t].writer]);
     }
-    slots[t] = static_cast<uint32_t>(std::min(p.in_flight, span + 1));
+    const int most = std::min(p.in_flight, span + 1);
+    int s = 1;
+    while (s < most && !ReuseOrdered(hb, acc[t], s)) ++s;
+    slots[t] = static_cast<uint32_t>(s);
   }
   return slots;
 }
 
 // Lag waits: the writer of inference i + slots must start after each reader
 // of inference i completed. Adds those the schedule does not already imply
-// (judged on the schedule as it was before any of them was added).
-void AddLagWaits(Program* p, const std::vector<Accesses>& acc, const std::set<int>& emitted,
-                 const std::vector<uint32_t>& slots) {
-  HappensBefore hb(*p);
+// (judged by `hb`, the schedule before any of them was added).
+void AddLagWaits(Program* p, const HappensBefore& hb, const std::vector<Accesses>& acc,
+                 const std::set<int>& emitted, const std::vector<uint32_t>& slots) {
   bool added = false;
   for (int t : emitted) {
     if (acc[t].io || acc[t].writer == kCaller) continue;
@@ -230,36 +221,56 @@ struct MemoryFacts {
   const std::set<int>& emitted;
   const std::vector<uint32_t>& slots;
   const HappensBefore& hb;
+  const SharingRule& rule;
   std::vector<int> order_pos;  // per node: its position in the plan order
 };
 
-// One domain's tensors as a packing problem.
+// One domain's tensors as a packing problem. Single-slot tensors are packer
+// buffers of their own. The tensors with S >= 2 slots form one buffer, a
+// region of S lanes: lane s holds slot s of each of them, at the same offset
+// in every lane, so the region is S * (lane height) bytes and each tensor's
+// slot stride is the lane height.
+//
+//   region (S = 2):  | lane 0: t slot 0 | u slot 0 ... | lane 1: t slot 1 | u slot 1 ... |
+//                    ^ offset(t)                        ^ offset(t) + stride
+//
+// In a lane only slot s of one tensor meets slot s of another, so two of
+// them may overlap in the lane when SharingRule::LanesMayShare allows it;
+// each lane is packed once for all S lanes.
 struct DomainProblem {
   std::vector<int> members;                 // tensors, ascending
   std::vector<std::vector<int>> accessors;  // per member (Accessors)
-  std::vector<bool> exclusive;              // multi-slot: keeps its bytes to itself
-  std::vector<std::vector<bool>> conflict;  // per pair of members, from happens-before
-  PackProblem problem;                      // one buffer per member
+  std::vector<int> slots;                   // per member
+  std::vector<uint64_t> bytes;              // per member: one instance, aligned
+  std::vector<int> item;                    // per member: its packer buffer
+  std::vector<int64_t> lane_offset;         // per member: offset inside its lane
+  std::vector<std::vector<int>> items;      // per packer buffer: its members
+  std::vector<int64_t> lane_height;         // per buffer: slot stride (regions)
+  std::vector<int64_t> lane_clique;         // per buffer: clique bound of its lane
+  std::vector<std::vector<bool>> conflict;  // per pair of buffers
+  PackProblem problem;                      // one buffer per item
 };
 
-// A member's buffer: all its slots, live on the plan order from its first
-// to its last access, or for ever when exclusive. Time 0 is the caller's
-// write of the inputs, horizon - 1 its read of the outputs.
-PackBuffer MemberBuffer(const MemoryFacts& f, const DomainProblem& dp, size_t k, uint64_t align) {
-  const int t = dp.members[k];
-  const Tensor& tensor = f.p.graph.tensors[t];
+// A single-slot buffer is live on the plan order from its first to its last
+// access; a region for ever. Time 0 is the caller's write of the inputs,
+// horizon - 1 its read of the outputs.
+PackBuffer ItemBuffer(const MemoryFacts& f, const DomainProblem& dp, size_t item, uint64_t align) {
+  const int first = dp.items[item][0];
   const int horizon = static_cast<int>(f.p.order.size()) + 2;
   PackBuffer buf;
-  buf.id = tensor.name;
-  const uint64_t stride = AlignUp(tensor.bytes(), align);
-  buf.size = static_cast<int64_t>(std::max<uint64_t>(stride * f.slots[t], align));
-  if (dp.exclusive[k]) {
+  buf.id = f.p.graph.tensors[dp.members[first]].name;
+  const int slots = dp.slots[first];
+  if (slots > 1) {
+    buf.id += dp.items[item].size() > 1 ? " (+" + std::to_string(dp.items[item].size() - 1) + ")" : "";
+    buf.size = static_cast<int64_t>(std::max<uint64_t>(
+        static_cast<uint64_t>(dp.lane_height[item]) * static_cast<uint64_t>(slots), align));
     buf.lower = 0;
     buf.upper = horizon;
     return buf;
   }
+  buf.size = static_cast<int64_t>(std::max<uint64_t>(dp.bytes[first], align));
   int lo = horizon, hi = 0;
-  for (int n : dp.accessors[k]) {
+  for (int n : dp.accessors[first]) {
     const int at = n == kCallerWrite ? 0 : n == kCallerRead ? horizon - 1 : f.order_pos[n] + 1;
     lo = std::min(lo, at);
     hi = std::max(hi, at + 1);
@@ -269,31 +280,69 @@ PackBuffer MemberBuffer(const MemoryFacts& f, const DomainProblem& dp, size_t k,
   return buf;
 }
 
-// True conflicts from happens-before: two single-slot tensors may share bytes
-// when, at every inference, all accesses of one come before all accesses of
-// the other, and those before the first's accesses at the next inference.
-// When the conflicts are exactly the interval intersections on the plan
-// order (the single-queue case), the packer gets intervals alone; otherwise
-// every buffer gets its own unit interval and the conflicts are listed.
+// Packs the lanes of region `item`: one buffer per member, conflicts where
+// LanesMayShare refuses. Sets the members' lane offsets, the lane height and
+// the lane's clique bound.
+Check PackLanes(const MemoryFacts& f, size_t item, uint64_t align, double time_limit_s,
+                DomainProblem* dp) {
+  const std::vector<int>& ms = dp->items[item];
+  const int slots = dp->slots[ms[0]];
+  PackProblem lanes;
+  lanes.alignment = static_cast<int64_t>(align);
+  lanes.time_limit_s = time_limit_s;
+  std::vector<int64_t> weight;
+  std::vector<std::vector<bool>> conflict(ms.size(), std::vector<bool>(ms.size(), false));
+  for (size_t a = 0; a < ms.size(); ++a) {
+    const int ta = dp->members[ms[a]];
+    lanes.buffers.push_back({f.p.graph.tensors[ta].name, static_cast<int64_t>(a),
+                             static_cast<int64_t>(a) + 1, static_cast<int64_t>(dp->bytes[ms[a]])});
+    weight.push_back(static_cast<int64_t>(dp->bytes[ms[a]]));
+    for (size_t b = a + 1; b < ms.size(); ++b) {
+      if (f.rule.LanesMayShare(dp->accessors[ms[a]], dp->accessors[ms[b]], slots)) continue;
+      conflict[a][b] = conflict[b][a] = true;
+      lanes.extra_conflicts.emplace_back(static_cast<int>(a), static_cast<int>(b));
+    }
+  }
+  BATON_ASSIGN_OR_RETURN(PackSolution solution, Pack(lanes));
+  for (size_t a = 0; a < ms.size(); ++a) dp->lane_offset[ms[a]] = solution.offsets[a];
+  dp->lane_height[item] = static_cast<int64_t>(AlignUp(static_cast<uint64_t>(solution.height), align));
+  dp->lane_clique[item] = MaxWeightClique(weight, conflict);
+  return {};
+}
+
+// May no byte of buffer x be shared with buffer y? Two single-slot tensors
+// use SingleSlotMayShare; a region shares with another buffer only where no
+// slot of any member can meet any slot of the other's members badly.
+bool ItemsConflict(const MemoryFacts& f, const DomainProblem& dp, size_t x, size_t y) {
+  const std::vector<int>& mx = dp.items[x];
+  const std::vector<int>& my = dp.items[y];
+  if (dp.slots[mx[0]] == 1 && dp.slots[my[0]] == 1) {
+    return !f.rule.SingleSlotMayShare(dp.accessors[mx[0]], dp.accessors[my[0]]);
+  }
+  for (int a : mx) {
+    for (int b : my) {
+      if (!f.rule.AnySlotsMayShare(dp.accessors[a], dp.accessors[b])) return true;
+    }
+  }
+  return false;
+}
+
+// Conflicts between buffers. When they are exactly the interval
+// intersections on the plan order (the single-queue case), the packer gets
+// intervals alone; otherwise every buffer gets its own unit interval and the
+// conflicts are listed.
 void SetConflicts(const MemoryFacts& f, DomainProblem* dp) {
-  const HappensBefore& hb = f.hb;
-  const int in_flight = f.p.in_flight;
-  const auto& acs = dp->accessors;
-  const size_t m = dp->members.size();
+  const size_t m = dp->items.size();
   dp->conflict.assign(m, std::vector<bool>(m, false));
   bool interval_exact = true;
   for (size_t a = 0; a < m; ++a) {
     for (size_t b = a + 1; b < m; ++b) {
-      const bool compatible = !dp->exclusive[a] && !dp->exclusive[b] &&
-                              ((AllBefore(hb, in_flight, acs[a], acs[b], 0) &&
-                                AllBefore(hb, in_flight, acs[b], acs[a], 1)) ||
-                               (AllBefore(hb, in_flight, acs[b], acs[a], 0) &&
-                                AllBefore(hb, in_flight, acs[a], acs[b], 1)));
-      dp->conflict[a][b] = dp->conflict[b][a] = !compatible;
+      const bool conflict = ItemsConflict(f, *dp, a, b);
+      dp->conflict[a][b] = dp->conflict[b][a] = conflict;
       const PackBuffer& x = dp->problem.buffers[a];
       const PackBuffer& y = dp->problem.buffers[b];
       const bool intersect = x.lower < y.upper && y.lower < x.upper;
-      if (intersect != !compatible) interval_exact = false;
+      if (intersect != conflict) interval_exact = false;
     }
   }
   if (interval_exact) return;
@@ -308,7 +357,7 @@ void SetConflicts(const MemoryFacts& f, DomainProblem* dp) {
   }
 }
 
-DomainProblem BuildDomainProblem(const MemoryFacts& f, int d, double pack_time_limit_s) {
+Result<DomainProblem> BuildDomainProblem(const MemoryFacts& f, int d, double pack_time_limit_s) {
   const uint64_t align = f.p.target.domains[d].alignment;
   DomainProblem dp;
   for (int t : f.emitted) {
@@ -316,13 +365,33 @@ DomainProblem BuildDomainProblem(const MemoryFacts& f, int d, double pack_time_l
   }
   dp.problem.alignment = static_cast<int64_t>(align);
   dp.problem.time_limit_s = pack_time_limit_s;
-  dp.accessors.resize(dp.members.size());
-  dp.exclusive.assign(dp.members.size(), false);
+  std::vector<int> region_of_slots;  // slots -> item
   for (size_t k = 0; k < dp.members.size(); ++k) {
     const int t = dp.members[k];
-    dp.accessors[k] = Accessors(f.acc[t]);
-    dp.exclusive[k] = f.slots[t] > 1;
-    dp.problem.buffers.push_back(MemberBuffer(f, dp, k, align));
+    dp.accessors.push_back(Accessors(f.acc[t]));
+    dp.slots.push_back(static_cast<int>(f.slots[t]));
+    dp.bytes.push_back(AlignUp(f.p.graph.tensors[t].bytes(), align));
+    dp.lane_offset.push_back(0);
+    const int s = dp.slots[k];
+    if (s > 1 && static_cast<size_t>(s) < region_of_slots.size() && region_of_slots[s] >= 0) {
+      dp.item.push_back(region_of_slots[s]);
+      dp.items[region_of_slots[s]].push_back(static_cast<int>(k));
+      continue;
+    }
+    dp.item.push_back(static_cast<int>(dp.items.size()));
+    if (s > 1) {
+      if (region_of_slots.size() <= static_cast<size_t>(s)) region_of_slots.resize(s + 1, -1);
+      region_of_slots[s] = static_cast<int>(dp.items.size());
+    }
+    dp.items.push_back({static_cast<int>(k)});
+  }
+  dp.lane_height.assign(dp.items.size(), 0);
+  dp.lane_clique.assign(dp.items.size(), 0);
+  for (size_t i = 0; i < dp.items.size(); ++i) {
+    // Lanes get the greedy portfolio only: they are small, and a search per
+    // region and stage candidate would multiply the planning time.
+    if (dp.slots[dp.items[i][0]] > 1) BATON_TRY(PackLanes(f, i, align, 0.0, &dp));
+    dp.problem.buffers.push_back(ItemBuffer(f, dp, i, align));
   }
   SetConflicts(f, &dp);
   return dp;
@@ -355,24 +424,21 @@ struct Peak {
   std::vector<std::pair<uint64_t, int>> live;  // (bytes, member)
 };
 
-// The largest total of single-slot tensor instances that must all be live
-// while one node runs. (Multi-slot tensors are counted whole in LowerBound.)
-Peak MustLivePeak(const MemoryFacts& f, const DomainProblem& dp, uint64_t align) {
+// The largest total of tensor instances (every slot of every tensor) that
+// must all be live while one node runs: they hold distinct bytes in any
+// correct plan of this schedule.
+Peak MustLivePeak(const MemoryFacts& f, const DomainProblem& dp) {
   const Graph& g = f.p.graph;
   const int in_flight = f.p.in_flight;
   Peak best;
-  std::vector<uint64_t> member_bytes;  // aligned, hoisted out of the nodes x members loop
-  for (int t : dp.members) member_bytes.push_back(AlignUp(g.tensors[t].bytes(), align));
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     Peak here;
     here.node = static_cast<int>(n);
     for (size_t k = 0; k < dp.members.size(); ++k) {
-      if (dp.exclusive[k]) continue;
       const int t = dp.members[k];
-      const uint64_t bytes = member_bytes[k];
       uint64_t held = 0;
       for (int j = -in_flight; j <= in_flight; ++j) {
-        if (MustBeLive(f.hb, f.acc[t], dp.accessors[k], static_cast<int>(n), j)) held += bytes;
+        if (MustBeLive(f.hb, f.acc[t], dp.accessors[k], static_cast<int>(n), j)) held += dp.bytes[k];
       }
       if (held == 0) continue;
       here.bytes += held;
@@ -383,29 +449,25 @@ Peak MustLivePeak(const MemoryFacts& f, const DomainProblem& dp, uint64_t align)
   return best;
 }
 
-// The clique bound over single-slot tensors: for them a conflict means no
-// two instances may ever share a byte.
+// The clique bound over the packer's buffers: pairwise-conflicting buffers
+// never share a byte. A region weighs its slots times its lane's clique.
 uint64_t CliqueBound(const DomainProblem& dp) {
   std::vector<int64_t> weights;
-  for (size_t k = 0; k < dp.members.size(); ++k) {
-    weights.push_back(dp.exclusive[k] ? 0 : dp.problem.buffers[k].size);
+  for (size_t i = 0; i < dp.items.size(); ++i) {
+    const int slots = dp.slots[dp.items[i][0]];
+    weights.push_back(slots > 1 ? slots * dp.lane_clique[i] : dp.problem.buffers[i].size);
   }
   return static_cast<uint64_t>(MaxWeightClique(weights, dp.conflict));
 }
 
-// The report's lower bound: every slot of every multi-slot tensor (the plan
-// keeps them apart from everything, for the whole stream) plus the larger of
-// the single-slot must-live peak and clique bound. So bound <= arena always.
+// The report's lower bound: the larger of the must-live peak and the clique
+// bound. Both are at most the arena, so bound <= arena always.
 uint64_t LowerBound(const DomainProblem& dp, const Peak& peak) {
-  uint64_t exclusive = 0;
-  for (size_t k = 0; k < dp.members.size(); ++k) {
-    if (dp.exclusive[k]) exclusive += static_cast<uint64_t>(dp.problem.buffers[k].size);
-  }
-  return exclusive + std::max(peak.bytes, CliqueBound(dp));
+  return std::max(peak.bytes, CliqueBound(dp));
 }
 
 // Names what holds the memory when a domain overflows: the node at the
-// single-slot peak, the largest tensors there and the largest multi-slot
+// must-live peak, the largest tensors there and the largest multi-slot
 // tensors, and what to do about it.
 std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Peak& peak, int d,
                             uint64_t arena, uint64_t bound) {
@@ -415,8 +477,10 @@ std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Pea
                     " (lower bound " + std::to_string(bound) + ")";
   std::vector<std::pair<uint64_t, int>> largest = peak.live;
   for (size_t k = 0; k < dp.members.size(); ++k) {
-    if (dp.exclusive[k]) {
-      largest.push_back({static_cast<uint64_t>(dp.problem.buffers[k].size), static_cast<int>(k)});
+    const bool listed = std::any_of(largest.begin(), largest.end(),
+                                    [&](const auto& e) { return e.second == static_cast<int>(k); });
+    if (dp.slots[k] > 1 && !listed) {
+      largest.push_back({dp.bytes[k] * static_cast<uint64_t>(dp.slots[k]), static_cast<int>(k)});
     }
   }
   std::stable_sort(largest.begin(), largest.end(),
@@ -424,13 +488,10 @@ std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Pea
   if (peak.node >= 0) out += "; at the peak, node '" + p.graph.nodes[peak.node].name + "' runs";
   out += "; largest tensors held:";
   for (size_t i = 0; i < largest.size() && i < 3; ++i) {
-    const int t = dp.members[largest[i].second];
-    out += std::string(i ? "," : "") + " '" + p.graph.tensors[t].name + "' (" +
+    const int k = largest[i].second;
+    out += std::string(i ? "," : "") + " '" + p.graph.tensors[dp.members[k]].name + "' (" +
            std::to_string(largest[i].first) + " bytes" +
-           (dp.exclusive[largest[i].second]
-                ? ", " + std::to_string(p.placement[t].slots) + " slots"
-                : "") +
-           ")";
+           (dp.slots[k] > 1 ? ", " + std::to_string(dp.slots[k]) + " slots" : "") + ")";
   }
   std::string devices;
   for (const TargetDevice& dev : p.target.devices) {
@@ -445,23 +506,24 @@ std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Pea
 // arena exceeds the domain's capacity.
 Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s,
                  bool with_bounds) {
-  const DomainProblem dp = BuildDomainProblem(f, d, pack_time_limit_s);
+  BATON_ASSIGN_OR_RETURN(const DomainProblem dp, BuildDomainProblem(f, d, pack_time_limit_s));
   if (dp.members.empty()) return {};
   const TargetDomain& domain = p->target.domains[d];
   const uint64_t align = domain.alignment;
   BATON_ASSIGN_OR_RETURN(PackSolution solution, Pack(dp.problem));
   for (size_t k = 0; k < dp.members.size(); ++k) {
     const int t = dp.members[k];
+    const int item = dp.item[k];
     TensorPlacement& place = p->placement[t];
     place.domain = d;
-    place.offset = static_cast<uint64_t>(solution.offsets[k]);
+    place.offset = static_cast<uint64_t>(solution.offsets[item] + dp.lane_offset[k]);
     place.slots = f.slots[t];
-    place.slot_stride = f.slots[t] > 1 ? AlignUp(p->graph.tensors[t].bytes(), align) : 0;
+    place.slot_stride = f.slots[t] > 1 ? static_cast<uint64_t>(dp.lane_height[item]) : 0;
   }
   DomainReport& report = p->domain_report[d];
   report.arena_bytes = AlignUp(static_cast<uint64_t>(solution.height), align);
   if (!with_bounds && report.arena_bytes <= domain.bytes) return {};
-  const Peak peak = MustLivePeak(f, dp, align);
+  const Peak peak = MustLivePeak(f, dp);
   report.lower_bound_bytes = LowerBound(dp, peak);
   if (report.arena_bytes > domain.bytes) {
     return Fail(OverflowMessage(*p, dp, peak, d, report.arena_bytes, report.lower_bound_bytes));
@@ -490,11 +552,16 @@ Check PlanMemory(Program* p, double pack_time_limit_s, bool with_bounds) {
   const std::vector<Accesses> acc = CollectAccesses(*p);
   const std::set<int> emitted = EmittedTensors(p->graph, acc);
   p->placement.assign(p->graph.tensors.size(), TensorPlacement());
-  const std::vector<uint32_t> slots = ChooseSlots(*p, acc, emitted);
-  AddLagWaits(p, acc, emitted, slots);
+  std::vector<uint32_t> slots;
+  {
+    const HappensBefore before_lag_waits(*p);
+    slots = ChooseSlots(*p, before_lag_waits, acc, emitted);
+    AddLagWaits(p, before_lag_waits, acc, emitted, slots);
+  }
   // Conflicts and bounds are judged with the lag waits in place.
   const HappensBefore hb(*p);
-  MemoryFacts facts{*p, acc, emitted, slots, hb, std::vector<int>(p->graph.nodes.size(), 0)};
+  const SharingRule rule(hb, p->in_flight);
+  MemoryFacts facts{*p, acc, emitted, slots, hb, rule, std::vector<int>(p->graph.nodes.size(), 0)};
   for (size_t k = 0; k < p->order.size(); ++k) facts.order_pos[p->order[k]] = static_cast<int>(k);
   p->domain_report.assign(p->target.domains.size(), DomainReport());
   for (size_t d = 0; d < p->target.domains.size(); ++d) {

@@ -288,3 +288,93 @@ TEST(ValidatePlanTest, CorruptBytesFail) {
 
 }  // namespace
 }  // namespace baton::planner
+
+namespace baton::planner {
+namespace {
+
+// Tensors with two slots sharing bytes (docs/packing.md, "Tensors with
+// several slots"), D = 2:
+//
+//   q0: A  x -> t   stage 0
+//   q1: B  t -> b   stage 1, waits A      C  b -> u   stage 1
+//   q2: E  u -> y   stage 2, waits C
+//
+// t@i is over (A(i) -> B(i)) before u@i starts (C(i), after B(i) on q1),
+// and t@(i +- 2), u@(i +- 2) are ordered by the in-flight limit; but u@(i-1)
+// (C at q1's iteration i, E at q2's iteration i + 1) is not ordered with A(i).
+// So slot s of u may lie on slot s of t, and never on the other slot.
+std::vector<uint8_t> LanePlan(uint64_t u_offset, uint64_t u_stride) {
+  PlanBuilder b;
+  b.InFlight(2);
+  const uint32_t dram = b.Domain("dram", 4096, 64);
+  const uint32_t q0 = b.Queue("q0", DeviceKind::Cpu, {dram});
+  const uint32_t q1 = b.Queue("q1", DeviceKind::Gpu, {dram});
+  const uint32_t q2 = b.Queue("q2", DeviceKind::Dsp, {dram});
+  const uint32_t x = b.Tensor("x", {1, 16}, dram, 0, 2);
+  const uint32_t y = b.Tensor("y", {1, 16}, dram, 128, 2);
+  const uint32_t mid = b.Tensor("b", {1, 16}, dram, 256, 1);
+  const uint32_t t = b.Tensor("t", {1, 16}, dram, 512, 2, 64);
+  const uint32_t u = b.Tensor("u", {1, 16}, dram, u_offset, 2, u_stride);
+  const auto in = [](uint32_t v) { return std::vector<int32_t>{static_cast<int32_t>(v)}; };
+  const uint32_t a_node = b.Node("A", Op::Relu, q0).In(in(x)).Out({t});
+  const uint32_t b_node = b.Node("B", Op::Relu, q1).In(in(t)).Out({mid}).Stage(1).Wait(a_node, 0);
+  const uint32_t c_node = b.Node("C", Op::Relu, q1).In(in(mid)).Out({u}).Stage(1);
+  const uint32_t e_node = b.Node("E", Op::Relu, q2).In(in(u)).Out({y}).Stage(2).Wait(c_node, 0);
+  // Lag waits: the writer of i + 2 waits for the reader of i.
+  b.node(a_node).Wait(b_node, 2);
+  b.node(c_node).Wait(e_node, 2);
+  b.Inputs({x}).Outputs({y});
+  return b.Finish();
+}
+
+TEST(ValidatePlanTest, MultiSlotTensorsMayShareSlotForSlot) {
+  // u slot s on t slot s (same offset and stride): valid.
+  const Check lanes = Validate(LanePlan(512, 64));
+  EXPECT_TRUE(lanes.ok()) << lanes.error();
+  // Only u's slot 0 on t's slot 0 (u's slot 1 past t): valid too.
+  const Check half = Validate(LanePlan(512, 128));
+  EXPECT_TRUE(half.ok()) << half.error();
+}
+
+TEST(ValidatePlanTest, MultiSlotSharingOnTheWrongSlotIsARace) {
+  // One stride up: u slot 0 lies on t slot 1. u@(i-1) and t@i then share
+  // bytes without an order between C/E of i - 1 and A of i.
+  ValidateReport report;
+  const Check shifted = Validate(LanePlan(576, 64), &report);
+  ASSERT_FALSE(shifted.ok());
+  EXPECT_NE(shifted.error().find("race"), std::string::npos) << shifted.error();
+  EXPECT_NE(shifted.error().find("tensor 'u'"), std::string::npos) << shifted.error();
+  EXPECT_NE(shifted.error().find("tensor 't'"), std::string::npos) << shifted.error();
+}
+
+// Which slot of a 2-slot tensor meets which slot of a 3-slot one repeats
+// every lcm(2, 3) = 6 inferences, so when their bytes overlap the automatic
+// unrolling covers 6 inferences past the start-up instead of the largest
+// slot count: N = D + max stage + 6 + 2 = 12 instead of 3 + 1 + 3 + 2 = 9.
+TEST(ValidatePlanTest, AutomaticUnrollingCoversTheSlotPeriod) {
+  PlanBuilder b;
+  b.InFlight(3);
+  const uint32_t dram = b.Domain("dram", 8192, 64);
+  const uint32_t q0 = b.Queue("q0", DeviceKind::Cpu, {dram});
+  const uint32_t x = b.Tensor("x", {1, 16}, dram, 0, 3);
+  const uint32_t y = b.Tensor("y", {1, 16}, dram, 256, 3);
+  const uint32_t m = b.Tensor("m", {1, 16}, dram, 1024, 2, 64);
+  b.Node("A", Op::Relu, q0).In({static_cast<int32_t>(x)}).Out({m});
+  b.Node("B", Op::Relu, q0).In({static_cast<int32_t>(m)}).Out({y}).Stage(1);
+  b.Inputs({x}).Outputs({y});
+  ValidateReport apart;
+  const Check ok = Validate(b.Finish(), &apart);
+  EXPECT_TRUE(ok.ok()) << ok.error();
+  EXPECT_EQ(apart.inferences, 9u);
+  // m (2 slots) over x (3 slots): the caller's write of x for i + 3 may come
+  // while B still reads m of i + 2 (or i + 1) from the same bytes.
+  b.tensors[m].offset = 0;
+  ValidateReport shared;
+  const Check bad = Validate(b.Finish(), &shared);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("race"), std::string::npos) << bad.error();
+  EXPECT_EQ(shared.inferences, 12u);
+}
+
+}  // namespace
+}  // namespace baton::planner

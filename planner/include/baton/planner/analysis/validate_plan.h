@@ -67,9 +67,12 @@ struct ValidateReport {
   size_t pairs_checked = 0;    // overlapping access pairs examined
 };
 
-// `inferences` = N to unroll; 0 = automatic: D + max stage + max slots + 2,
-// enough for every slot of every tensor to be reused at least once in the
-// steady state. `out` (optional) receives the statistics, also on failure
+// `inferences` = N to unroll; 0 = automatic: D + max stage + P + 2, where P
+// is the largest lcm(slots of t, slots of u) over tensors t, u whose slot
+// ranges overlap in bytes (at least the largest slot count): enough for every
+// slot of every tensor to be reused at least once in the steady state, and
+// for every pairing of slot s of t with slot r of u that shares bytes to
+// occur there. `out` (optional) receives the statistics, also on failure
 // when the failure was found after unrolling.
 Check ValidatePlanSchedule(const void* data, size_t size, int inferences = 0,
                            ValidateReport* out = nullptr);
