@@ -75,12 +75,13 @@ TEST(FoldModels, OnesLikeNewZerosExpand) { CheckCase("ones_like_expand", "Mul Ad
 TEST(FoldModels, MaskedFill) { CheckCase("masked_fill", "Where Softmax"); }
 
 // where(shape == 4, ...), prod, floor, ceil on shapes feed Reshape and Expand.
-TEST(FoldModels, WhereOnShapes) { CheckCase("where_on_shapes", "Reshape Expand Mul Reshape Slice Reshape Add"); }
+TEST(FoldModels, WhereOnShapes) { CheckCase("where_on_shapes", "Reshape Expand Mul Reshape Gather Add"); }
 
 // Comparisons, logic, Where, Cast and Expand on data run as kernels.
 TEST(FoldModels, RuntimeCompare) {
   CheckCase("runtime_compare",
-            "Greater Less Equal Not And Where Cast Cast Where Add Add Slice Cast Expand Add");
+            "Greater Less Equal Not Cast Cast And Mul Where Where Cast Add Cast Cast Add Slice "
+            "Expand Add");
 }
 
 }  // namespace
