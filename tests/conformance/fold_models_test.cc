@@ -75,7 +75,9 @@ TEST(FoldModels, OnesLikeNewZerosExpand) { CheckCase("ones_like_expand", "Mul Ad
 TEST(FoldModels, MaskedFill) { CheckCase("masked_fill", "Where Softmax"); }
 
 // where(shape == 4, ...), prod, floor, ceil on shapes feed Reshape and Expand.
-TEST(FoldModels, WhereOnShapes) { CheckCase("where_on_shapes", "Reshape Expand Mul Reshape Gather Add"); }
+TEST(FoldModels, WhereOnShapes) {
+  CheckCase("where_on_shapes", "Reshape Expand Mul Reshape Gather Add");
+}
 
 // Comparisons, logic, Where, Cast and Expand on data run as kernels.
 TEST(FoldModels, RuntimeCompare) {

@@ -98,7 +98,8 @@ planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<st
     if (it == given.end()) return planner::Fail("missing --input " + name + "=FILE.npy");
     BATON_ASSIGN_OR_RETURN(NpyArray array, planner::ReadNpy(it->second));
     std::vector<int64_t> shape;
-    if (t->shape() != nullptr) shape.assign(t->shape()->begin(), t->shape()->end());  // null: a scalar
+    if (t->shape() != nullptr)
+      shape.assign(t->shape()->begin(), t->shape()->end());  // null: a scalar
     if (array.dtype != t->dtype()) {
       return planner::Fail(it->second + ": dtype " + planner::DTypeName(array.dtype) +
                            " does not match input '" + name + "' (" +

@@ -462,7 +462,8 @@ Check CheckFoldOnlyOps(const Graph& graph) {
     }
     if (why.empty()) {
       for (int t : node.outputs) {
-        if (IsGraphOutput(graph, t)) why = "its output '" + graph.tensors[t].name + "' is a graph output";
+        if (IsGraphOutput(graph, t))
+          why = "its output '" + graph.tensors[t].name + "' is a graph output";
       }
     }
     problems.push_back("node '" + node.name + "': " + (why.empty() ? "it was not folded" : why) +
@@ -470,7 +471,8 @@ Check CheckFoldOnlyOps(const Graph& graph) {
   }
   if (problems.empty()) return Check();
   std::sort(problems.begin(), problems.end());
-  std::string message = problems.size() == 1 ? "" : std::to_string(problems.size()) + " ops cannot run: ";
+  std::string message =
+      problems.size() == 1 ? "" : std::to_string(problems.size()) + " ops cannot run: ";
   for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
   return Fail(message);
 }

@@ -123,12 +123,24 @@ void CopyStrided(const Tensor& x, const Shape& strides, int64_t base, Tensor* y)
 template <typename Fn>
 bool VisitDType(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::Float32: fn(float{}); return true;
-    case DType::Int32: fn(int32_t{}); return true;
-    case DType::Int64: fn(int64_t{}); return true;
-    case DType::UInt8: fn(uint8_t{}); return true;
-    case DType::Int8: fn(int8_t{}); return true;
-    case DType::Bool: fn(uint8_t{}); return true;
+    case DType::Float32:
+      fn(float{});
+      return true;
+    case DType::Int32:
+      fn(int32_t{});
+      return true;
+    case DType::Int64:
+      fn(int64_t{});
+      return true;
+    case DType::UInt8:
+      fn(uint8_t{});
+      return true;
+    case DType::Int8:
+      fn(int8_t{});
+      return true;
+    case DType::Bool:
+      fn(uint8_t{});
+      return true;
   }
   return false;
 }

@@ -20,13 +20,20 @@ using internal::Values;
 // ONNX TensorProto.DataType codes Baton holds.
 std::optional<DType> OnnxDType(int64_t code) {
   switch (code) {
-    case 1: return DType::Float32;
-    case 2: return DType::UInt8;
-    case 3: return DType::Int8;
-    case 6: return DType::Int32;
-    case 7: return DType::Int64;
-    case 9: return DType::Bool;
-    default: return std::nullopt;
+    case 1:
+      return DType::Float32;
+    case 2:
+      return DType::UInt8;
+    case 3:
+      return DType::Int8;
+    case 6:
+      return DType::Int32;
+    case 7:
+      return DType::Int64;
+    case 9:
+      return DType::Bool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -159,7 +166,7 @@ Check EvalConstantOfShape(const Node& node, const std::vector<const Tensor*>&,
     if constexpr (std::is_floating_point_v<T>) {
       fill = static_cast<T>(v);
     } else {
-      fill = y->dtype == DType::Bool ? static_cast<T>(v != 0.0)
+      fill = y->dtype == DType::Bool                               ? static_cast<T>(v != 0.0)
              : value != nullptr && value->kind == Attr::Kind::kInt ? static_cast<T>(iv)
                                                                    : CastValue<T>(v, false);
     }

@@ -48,12 +48,18 @@ void CastLoop(const void* x, void* y, int64_t n, bool to_bool) {
 template <typename From>
 void CastFrom(DType to, const void* x, void* y, int64_t n) {
   switch (to) {
-    case DType::Float32: return CastLoop<float, From>(x, y, n, false);
-    case DType::Int32: return CastLoop<int32_t, From>(x, y, n, false);
-    case DType::Int64: return CastLoop<int64_t, From>(x, y, n, false);
-    case DType::UInt8: return CastLoop<uint8_t, From>(x, y, n, false);
-    case DType::Int8: return CastLoop<int8_t, From>(x, y, n, false);
-    case DType::Bool: return CastLoop<uint8_t, From>(x, y, n, true);
+    case DType::Float32:
+      return CastLoop<float, From>(x, y, n, false);
+    case DType::Int32:
+      return CastLoop<int32_t, From>(x, y, n, false);
+    case DType::Int64:
+      return CastLoop<int64_t, From>(x, y, n, false);
+    case DType::UInt8:
+      return CastLoop<uint8_t, From>(x, y, n, false);
+    case DType::Int8:
+      return CastLoop<int8_t, From>(x, y, n, false);
+    case DType::Bool:
+      return CastLoop<uint8_t, From>(x, y, n, true);
   }
 }
 
@@ -71,12 +77,22 @@ Status CastEval(const KernelCall& call) {
   const DType to = call.outputs[0].dtype();
   const int64_t n = call.outputs[0].elements();
   switch (call.inputs[0].dtype()) {
-    case DType::Float32: CastFrom<float>(to, x, y, n); break;
-    case DType::Int32: CastFrom<int32_t>(to, x, y, n); break;
-    case DType::Int64: CastFrom<int64_t>(to, x, y, n); break;
+    case DType::Float32:
+      CastFrom<float>(to, x, y, n);
+      break;
+    case DType::Int32:
+      CastFrom<int32_t>(to, x, y, n);
+      break;
+    case DType::Int64:
+      CastFrom<int64_t>(to, x, y, n);
+      break;
     case DType::UInt8:
-    case DType::Bool: CastFrom<uint8_t>(to, x, y, n); break;
-    case DType::Int8: CastFrom<int8_t>(to, x, y, n); break;
+    case DType::Bool:
+      CastFrom<uint8_t>(to, x, y, n);
+      break;
+    case DType::Int8:
+      CastFrom<int8_t>(to, x, y, n);
+      break;
   }
   return Status::Ok();
 }

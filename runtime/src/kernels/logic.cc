@@ -75,10 +75,18 @@ Status CompareEval(const KernelCall& call) {
   int64_t strides[2][kMaxRank];
   BATON_RETURN_IF_ERROR(BinaryStrides(call, strides));
   switch (call.inputs[0].dtype()) {
-    case DType::Float32: Compare<Op, float>(call, strides); break;
-    case DType::Int32: Compare<Op, int32_t>(call, strides); break;
-    case DType::Int64: Compare<Op, int64_t>(call, strides); break;
-    default: Compare<Op, uint8_t>(call, strides); break;  // bool
+    case DType::Float32:
+      Compare<Op, float>(call, strides);
+      break;
+    case DType::Int32:
+      Compare<Op, int32_t>(call, strides);
+      break;
+    case DType::Int64:
+      Compare<Op, int64_t>(call, strides);
+      break;
+    default:
+      Compare<Op, uint8_t>(call, strides);
+      break;  // bool
   }
   return Status::Ok();
 }

@@ -173,10 +173,10 @@ TEST(FoldTest, RangeConstantOfShapeExpandWhereFloat) {
         {{"value", IntAttr(1)}, {"value_dtype", StrAttr("bool")}});
   b.Add("ConstantOfShape", "cos_default", {"sh"}, {"zeros"});
   b.F32("row", {1, 3}, {1, 2, 3});
-  b.Add("Expand", "expand", {"row", "sh"}, {"rows"});  // [[1,2,3],[1,2,3]]
+  b.Add("Expand", "expand", {"row", "sh"}, {"rows"});            // [[1,2,3],[1,2,3]]
   b.Add("Cast", "cast", {"ri"}, {"rif"}, {{"to", IntAttr(1)}});  // float [0, 2, 4]
   b.F32("thr", {}, {1.5f});
-  b.Add("Greater", "gt", {"rows", "thr"}, {"big"});  // [[0,1,1],[0,1,1]]
+  b.Add("Greater", "gt", {"rows", "thr"}, {"big"});           // [[0,1,1],[0,1,1]]
   b.Add("Where", "where", {"big", "rows", "half"}, {"sel"});  // [[.5,2,3],[.5,2,3]]
   b.Add("Add", "add", {"x", "sel"}, {"y"});
   b.Output("y");
@@ -205,13 +205,13 @@ TEST(FoldTest, CastCeilFloorReduceProd) {
   b.Add("Cast", "to_u8", {"f"}, {"fu"}, {{"to", IntAttr(2)}});    // [3, 0, 255, 0, 0]
   b.Add("Cast", "to_bool", {"f"}, {"fb"}, {{"to", IntAttr(9)}});  // [1, 1, 1, 1, 1]
   b.I64("w", {3}, {0, 300, -1});
-  b.Add("Cast", "wrap", {"w"}, {"wu"}, {{"to", IntAttr(2)}});     // [0, 44, 255]
-  b.Add("Cast", "w_bool", {"w"}, {"wb"}, {{"to", IntAttr(9)}});   // [0, 1, 1]
+  b.Add("Cast", "wrap", {"w"}, {"wu"}, {{"to", IntAttr(2)}});    // [0, 44, 255]
+  b.Add("Cast", "w_bool", {"w"}, {"wb"}, {{"to", IntAttr(9)}});  // [0, 1, 1]
   b.F32("g", {3}, {-1.5f, 2.2f, 3.0f});
   b.Add("Ceil", "ceil", {"g"}, {"gc"});    // [-1, 3, 3]
   b.Add("Floor", "floor", {"g"}, {"gf"});  // [-2, 2, 3]
   b.I64("m", {2, 3}, {1, 2, 3, 4, 5, 6});
-  b.Add("ReduceProd", "prod_all", {"m"}, {"p_all"}, {{"keepdims", IntAttr(0)}});  // 720
+  b.Add("ReduceProd", "prod_all", {"m"}, {"p_all"}, {{"keepdims", IntAttr(0)}});   // 720
   b.Add("ReduceProd", "prod_rows", {"m"}, {"p_rows"}, {{"axes", IntsAttr({1})}});  // [[6],[120]]
   b.Add("ReduceProd", "prod_cols", {"m"}, {"p_cols"},
         {{"axes", IntsAttr({-2})}, {"keepdims", IntAttr(0)}});  // [4, 10, 18]
@@ -385,7 +385,8 @@ TEST(FoldTest, EveryUnsupportedOpInOneMessage) {
   b.Output("y");
   Check c = Validate(b.g);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error(), "unsupported ops (2 types): Erf x2 (first 'gelu_1/Erf'), LSTM x1 (first 'lstm')");
+  EXPECT_EQ(c.error(),
+            "unsupported ops (2 types): Erf x2 (first 'gelu_1/Erf'), LSTM x1 (first 'lstm')");
 }
 
 }  // namespace

@@ -152,7 +152,8 @@ TEST_F(OnnxCasesTest, DeclaredShapes) {
 
 TEST_F(OnnxCasesTest, Errors) {
   ExpectError("unsupported_op", "unsupported ops (1 type): Erf x1 (first 'erf1')");
-  ExpectError("custom_domain", "unsupported ops (1 type): Foo (domain 'com.example') x1 (first 'Foo_0')");
+  ExpectError("custom_domain",
+              "unsupported ops (1 type): Foo (domain 'com.example') x1 (first 'Foo_0')");
   // Issue 14: every missing op in one message, sorted by op type, also when
   // a node reads the output of an unsupported one.
   ExpectError("many_unsupported",
