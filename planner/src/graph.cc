@@ -16,6 +16,7 @@ std::optional<DType> ParseDType(const std::string& name) {
   if (name == "int64") return DType::Int64;
   if (name == "uint8") return DType::UInt8;
   if (name == "int8") return DType::Int8;
+  if (name == "bool") return DType::Bool;
   return std::nullopt;
 }
 
@@ -31,6 +32,8 @@ const char* DTypeName(DType dtype) {
       return "uint8";
     case DType::Int8:
       return "int8";
+    case DType::Bool:
+      return "bool";
   }
   return "unknown";
 }
@@ -46,6 +49,7 @@ size_t DTypeBytes(DType dtype) {
     case DType::UInt8:
       return 1;
     case DType::Int8:
+    case DType::Bool:
       return 1;
   }
   return 0;
@@ -210,6 +214,27 @@ Result<std::vector<int>> Graph::TopologicalOrder() const {
 
 bool IsSupportedOp(const std::string& op) { return FindOp(op) != nullptr; }
 
+std::string UnsupportedOpsMessage(const std::vector<std::pair<std::string, std::string>>& ops) {
+  struct Seen {
+    int count = 0;
+    std::string first;
+  };
+  std::map<std::string, Seen> by_type;
+  for (const auto& [op, node] : ops) {
+    Seen& seen = by_type[op];
+    if (seen.count++ == 0) seen.first = node;
+  }
+  std::string message = "unsupported ops (" + std::to_string(by_type.size()) +
+                        (by_type.size() == 1 ? " type): " : " types): ");
+  bool first = true;
+  for (const auto& [op, seen] : by_type) {
+    if (!first) message += ", ";
+    first = false;
+    message += op + " x" + std::to_string(seen.count) + " (first '" + seen.first + "')";
+  }
+  return message;
+}
+
 namespace {
 
 // Tensor and node names are non-empty and unique.
@@ -256,11 +281,13 @@ Result<std::vector<bool>> GraphInputs(const Graph& graph) {
 Result<std::vector<int>> UniqueProducers(const Graph& graph, const std::vector<bool>& is_input) {
   const int n_tensors = static_cast<int>(graph.tensors.size());
   std::vector<int> producer(n_tensors, -1);
+  std::vector<std::pair<std::string, std::string>> unsupported;
+  for (const Node& node : graph.nodes) {
+    if (!IsSupportedOp(node.op)) unsupported.emplace_back(node.op, node.name);
+  }
+  if (!unsupported.empty()) return Fail(UnsupportedOpsMessage(unsupported));
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    if (!IsSupportedOp(node.op)) {
-      return Fail("node '" + node.name + "': unsupported op '" + node.op + "'");
-    }
     for (int t : node.inputs) {
       if (t < -1 || t >= n_tensors) {
         return Fail("node '" + node.name + "': input index " + std::to_string(t) +

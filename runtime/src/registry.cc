@@ -9,6 +9,7 @@ size_t DTypeSize(DType dtype) {
     case DType::Int64: return 8;
     case DType::UInt8: return 1;
     case DType::Int8: return 1;
+    case DType::Bool: return 1;
   }
   return 0;
 }

@@ -427,6 +427,57 @@ def build_cases(np, torch):
     add("copy", "Copy", [x], [x.copy()])
     xi = rng.integers(0, 9, (3, 5)).astype(np.int32)
     add("identity_int32", "Identity", [xi], [xi.copy()])
+
+    # ----------------------------- comparisons, logic, Where, Cast, Expand
+    a = rand(2, 3, 4)
+    b = rand(3, 1)
+    b[0, 0] = a[0, 0, 0]  # an equal pair
+    for op, fn in (("Equal", np.equal), ("Greater", np.greater), ("Less", np.less)):
+        add(f"{op.lower()}_f32_broadcast", op, [a, b], [fn(a, b)])
+    ai = rng.integers(-3, 3, (4, 5)).astype(np.int64)
+    bi = rng.integers(-3, 3, (5,)).astype(np.int64)
+    add("equal_i64", "Equal", [ai, bi], [np.equal(ai, bi)])
+    add("greater_i32", "Greater", [ai.astype(np.int32), bi.astype(np.int32)], [ai > bi])
+    add("less_i64_scalar", "Less", [ai, np.array(0, dtype=np.int64)], [ai < 0])
+    m = rng.integers(0, 2, (3, 4)).astype(bool)
+    n = rng.integers(0, 2, (4,)).astype(bool)
+    add("equal_bool", "Equal", [m, n], [np.equal(m, n)])
+    add("not", "Not", [m], [np.logical_not(m)])
+    add("and_broadcast", "And", [m, n], [np.logical_and(m, n)])
+    cond = rng.integers(0, 2, (2, 1, 4)).astype(bool)
+    x = rand(3, 4)
+    y = rand(2, 3, 1)
+    add("where_f32_broadcast", "Where", [cond, x, y], [np.where(cond, x, y)])
+    xi = rng.integers(-9, 9, (4,)).astype(np.int64)
+    add("where_i64_scalar", "Where", [cond, xi, np.array(-1, dtype=np.int64)],
+        [np.where(cond, xi, -1)])
+    # Cast: float to integers truncates toward zero and saturates (NaN -> 0),
+    # integers wrap, anything to bool is x != 0.
+    f = np.array([[0.0, -0.0, 1.9, -1.9], [2.5e9, -2.5e9, 300.7, -200.2],
+                  [np.nan, 7.0, 0.4, -129.0]], dtype=np.float32)
+    def sat(v, t):
+        info = np.iinfo(t)
+        return np.clip(np.nan_to_num(np.trunc(v.astype(np.float64)), nan=0.0), info.min,
+                       info.max).astype(t)
+    add("cast_f32_i32", "Cast", [f], [sat(f, np.int32)])
+    add("cast_f32_i64", "Cast", [f], [sat(f, np.int64)])
+    add("cast_f32_u8", "Cast", [f], [sat(f, np.uint8)])
+    add("cast_f32_i8", "Cast", [f], [sat(f, np.int8)])
+    add("cast_f32_bool", "Cast", [f], [f != 0])
+    wide = np.array([0, 1, -1, 300, -300, 2**40 + 5], dtype=np.int64)
+    add("cast_i64_i32", "Cast", [wide], [wide.astype(np.int32)])
+    add("cast_i64_u8", "Cast", [wide], [wide.astype(np.uint8)])
+    add("cast_i64_f32", "Cast", [wide], [wide.astype(np.float32)])
+    add("cast_i64_bool", "Cast", [wide], [wide != 0])
+    add("cast_bool_f32", "Cast", [m], [m.astype(np.float32)])
+    add("cast_bool_i64", "Cast", [m], [m.astype(np.int64)])
+    add("cast_i32_f32", "Cast", [ai.astype(np.int32)], [ai.astype(np.float32)])
+    add("cast_u8_i8", "Cast", [np.array([0, 127, 128, 255], dtype=np.uint8)],
+        [np.array([0, 127, 128, 255], dtype=np.uint8).astype(np.int8)])
+    x = rand(3, 1)
+    add("expand_f32", "Expand", [x], [np.broadcast_to(x, (2, 3, 4)).copy()])
+    add("expand_bool", "Expand", [n], [np.broadcast_to(n, (3, 4)).copy()])
+    add("expand_i64_same", "Expand", [xi], [xi.copy()])
     return cases
 
 

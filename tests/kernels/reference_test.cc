@@ -354,6 +354,9 @@ TEST_F(KernelRefTest, Slice) { RunOps({"Slice"}); }
 TEST_F(KernelRefTest, Pad) { RunOps({"Pad"}); }
 TEST_F(KernelRefTest, Transpose) { RunOps({"Transpose"}); }
 TEST_F(KernelRefTest, Gather) { RunOps({"Gather"}); }
+TEST_F(KernelRefTest, CompareAndLogic) { RunOps({"Equal", "Greater", "Less", "Not", "And"}); }
+TEST_F(KernelRefTest, Where) { RunOps({"Where"}); }
+TEST_F(KernelRefTest, CastAndExpand) { RunOps({"Cast", "Expand"}); }
 TEST_F(KernelRefTest, ByteCopies) {
   RunOps({"Copy", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
 }

@@ -110,6 +110,7 @@ class PlanBuilder {
         return 8;
       case schema::DType::UInt8:
       case schema::DType::Int8:
+      case schema::DType::Bool:
         return 1;
     }
     return 0;

@@ -153,6 +153,7 @@ class PlanBuilder {
         return 8;
       case schema::DType::UInt8:
       case schema::DType::Int8:
+      case schema::DType::Bool:
         return 1;
       default:
         return 4;

@@ -97,7 +97,9 @@ planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<st
     auto it = given.find(name);
     if (it == given.end()) return planner::Fail("missing --input " + name + "=FILE.npy");
     BATON_ASSIGN_OR_RETURN(NpyArray array, planner::ReadNpy(it->second));
-    std::vector<int64_t> shape(t->shape()->begin(), t->shape()->end());
+    std::vector<int64_t> shape;
+    if (t->shape() != nullptr)
+      shape.assign(t->shape()->begin(), t->shape()->end());  // null: a scalar
     if (array.dtype != t->dtype()) {
       return planner::Fail(it->second + ": dtype " + planner::DTypeName(array.dtype) +
                            " does not match input '" + name + "' (" +
@@ -202,7 +204,7 @@ void AddRunOutputs(const PlanView& view, const OutputData* results, int count,
       if (results != nullptr) {
         NpyArray array;
         array.dtype = t->dtype();
-        array.shape.assign(t->shape()->begin(), t->shape()->end());
+        if (t->shape() != nullptr) array.shape.assign(t->shape()->begin(), t->shape()->end());
         array.data = (*results)[k][o];
         bytes = planner::SerializeNpy(array);
       }

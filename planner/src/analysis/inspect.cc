@@ -139,6 +139,8 @@ const char* PlanDTypeName(schema::DType dtype) {
       return "uint8";
     case schema::DType::Int8:
       return "int8";
+    case schema::DType::Bool:
+      return "bool";
   }
   return "?";
 }

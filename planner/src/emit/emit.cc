@@ -104,9 +104,12 @@ std::vector<flatbuffers::Offset<schema::Tensor>> EmitTensors(
   std::vector<flatbuffers::Offset<schema::Tensor>> tensors;
   for (int t : ix.tensor_order) {
     const Tensor& tensor = g.tensors[t];
-    std::vector<int64_t> shape = tensor.shape;
+    std::vector<int64_t> shape_values = tensor.shape;
+    // A scalar has no shape vector: FlatBuffers does not 8-align the data of
+    // an empty [long] vector, which the loader requires of every shape.
+    const std::vector<int64_t>* shape = shape_values.empty() ? nullptr : &shape_values;
     if (tensor.is_constant) {
-      tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, &shape,
+      tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, shape,
                                                    tensor.bytes(), schema::Storage::Constant, 0,
                                                    constant_offset[t], 1, 0));
       continue;
@@ -114,7 +117,7 @@ std::vector<flatbuffers::Offset<schema::Tensor>> EmitTensors(
     TensorPlacement place;
     if (static_cast<size_t>(t) < p.placement.size()) place = p.placement[t];
     uint32_t domain = p.tensor_domain[t] >= 0 ? static_cast<uint32_t>(p.tensor_domain[t]) : 0;
-    tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, &shape,
+    tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, shape,
                                                  tensor.bytes(), schema::Storage::Arena, domain,
                                                  place.offset, place.slots, place.slot_stride));
   }

@@ -66,6 +66,7 @@ std::pair<int64_t, int64_t> IntRange(DType dtype) {
     case DType::Int32: return {INT32_MIN, INT32_MAX};
     case DType::UInt8: return {0, 255};
     case DType::Int8: return {-128, 127};
+    case DType::Bool: return {0, 1};
     default: return {INT64_MIN, INT64_MAX};
   }
 }
@@ -143,6 +144,7 @@ Check FillInline(const json& data, Tensor* t, const std::string& where) {
       case DType::Int64: std::memcpy(dst, &x, 8); break;
       case DType::UInt8: { uint8_t y = static_cast<uint8_t>(x); std::memcpy(dst, &y, 1); break; }
       case DType::Int8: { int8_t y = static_cast<int8_t>(x); std::memcpy(dst, &y, 1); break; }
+      case DType::Bool: { uint8_t y = static_cast<uint8_t>(x); std::memcpy(dst, &y, 1); break; }
     }
   }
   return {};

@@ -34,6 +34,8 @@ std::optional<DType> DTypeOf(int32_t elem_type) {
       return DType::UInt8;
     case onnx::TensorProto::INT8:
       return DType::Int8;
+    case onnx::TensorProto::BOOL:
+      return DType::Bool;
     default:
       return std::nullopt;
   }
@@ -77,6 +79,8 @@ size_t AppendTypedData(const onnx::TensorProto& proto, DType dtype, std::vector<
       return AppendNarrowed<uint8_t>(proto.int32_data(), out);
     case DType::Int8:
       return AppendNarrowed<int8_t>(proto.int32_data(), out);
+    case DType::Bool:
+      return AppendNarrowed<uint8_t>(proto.int32_data(), out);
   }
   return 0;
 }
@@ -109,12 +113,15 @@ Result<Tensor> ConvertTensor(const onnx::TensorProto& proto, const std::string& 
                   " bytes of raw data, expected " + std::to_string(t.bytes()));
     }
     t.data.assign(raw.begin(), raw.end());  // ONNX raw data is little-endian
-    return t;
+  } else {
+    const size_t count = AppendTypedData(proto, t.dtype, &t.data);
+    if (count != n) {
+      return Fail("tensor '" + name + "' has " + std::to_string(count) +
+                  " values, its shape needs " + std::to_string(n));
+    }
   }
-  const size_t count = AppendTypedData(proto, t.dtype, &t.data);
-  if (count != n) {
-    return Fail("tensor '" + name + "' has " + std::to_string(count) + " values, its shape needs " +
-                std::to_string(n));
+  if (t.dtype == DType::Bool) {
+    for (uint8_t& b : t.data) b = b != 0;  // Baton's bool is 0 or 1
   }
   return t;
 }
@@ -430,15 +437,10 @@ class Importer {
   Check ImportNodes(const onnx::GraphProto& g, int64_t opset) {
     const std::vector<std::string> names = NodeNames(g);
     BATON_TRY(CheckNodeOrder(g, names, [this](const std::string& name) { return Find(name) >= 0; }));
+    BATON_TRY(CheckOpsSupported(g, names));
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
       const std::string where = "node '" + names[i] + "' (op '" + proto.op_type() + "')";
-      if (!IsDefaultDomain(proto.domain())) {
-        return Fail(where + ": unsupported op (domain '" + proto.domain() + "')");
-      }
-      if (!IsSupportedOp(proto.op_type()) || proto.op_type() == "__copy") {
-        return Fail(where + ": unsupported op");
-      }
       if (proto.op_type() == "Constant") {
         BATON_TRY(ImportConstant(proto, where));
         continue;
@@ -453,6 +455,54 @@ class Importer {
     return Check();
   }
 
+  // Every op Baton cannot plan (an unknown op type or another domain's op)
+  // in one error. Ops Baton knows but cannot run (a fold-only op whose
+  // input is not constant) are reported after folding (Simplify).
+  static Check CheckOpsSupported(const onnx::GraphProto& g, const std::vector<std::string>& names) {
+    std::vector<std::pair<std::string, std::string>> unsupported;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& proto = g.node(i);
+      if (!IsDefaultDomain(proto.domain())) {
+        unsupported.emplace_back(proto.op_type() + " (domain '" + proto.domain() + "')", names[i]);
+      } else if (!IsSupportedOp(proto.op_type()) || proto.op_type() == "__copy") {
+        unsupported.emplace_back(proto.op_type(), names[i]);
+      }
+    }
+    if (unsupported.empty()) return Check();
+    return Fail(UnsupportedOpsMessage(unsupported));
+  }
+
+  // ConstantOfShape's `value` tensor attribute (one element) becomes a scalar
+  // attribute `value` (float, or int holding any integer or bool) and
+  // `value_dtype`.
+  static Check ConvertConstantOfShapeValue(const onnx::AttributeProto& a, const std::string& where,
+                                           Node* node) {
+    auto converted = ConvertTensor(a.t(), "value");
+    if (!converted.ok()) return Fail(where + ": " + converted.error());
+    const Tensor& t = *converted;
+    if (t.elements() != 1) {
+      return Fail(where + ": attribute 'value' must hold one element, it has " +
+                  std::to_string(t.elements()));
+    }
+    Attr value;
+    if (t.dtype == DType::Float32) {
+      value.kind = Attr::Kind::kFloat;
+      value.f = t.FloatData()[0];
+    } else {
+      value.kind = Attr::Kind::kInt;
+      internal::VisitDType(t.dtype, [&](auto zero) {
+        using T = decltype(zero);
+        value.i = static_cast<int64_t>(internal::Values<T>(t)[0]);
+      });
+    }
+    Attr dtype;
+    dtype.kind = Attr::Kind::kString;
+    dtype.s = DTypeName(t.dtype);
+    node->attrs["value"] = value;
+    node->attrs["value_dtype"] = dtype;
+    return Check();
+  }
+
   // A node with its attributes, and its inputs and outputs as tensors (the
   // outputs new ones).
   Result<Node> ConvertNode(const onnx::NodeProto& proto, const std::string& name,
@@ -461,6 +511,11 @@ class Importer {
     node.name = name;
     node.op = proto.op_type();
     for (const auto& a : proto.attribute()) {
+      if (node.op == "ConstantOfShape" && a.name() == "value" &&
+          a.type() == onnx::AttributeProto::TENSOR) {
+        BATON_TRY(ConvertConstantOfShapeValue(a, where, &node));
+        continue;
+      }
       BATON_ASSIGN_OR_RETURN(Attr attr, ConvertAttr(a, where));
       node.attrs[a.name()] = std::move(attr);
     }

@@ -17,10 +17,10 @@ using internal::HasInput;
 using internal::Shape;
 using internal::ShapeString;
 
-// Small integer tensors (shape arithmetic) are evaluated while inferring so
-// that Reshape/Slice/... can read shapes computed by Shape -> Gather -> ...
-// chains, like ONNX's data propagation. Larger values are left to the
-// simplifier's constant folding.
+// Small tensors computed from constants (shape arithmetic, masks) are
+// evaluated while inferring so that Reshape/Slice/Expand/... can read shapes
+// computed by Shape -> Gather -> Equal -> Where ... chains, like ONNX's data
+// propagation. Larger values are left to the simplifier's constant folding.
 constexpr int64_t kMaxPropagatedElements = 1 << 16;
 
 std::string Count(int n, const char* what) {
@@ -138,12 +138,11 @@ Check PropagateValues(const Graph& graph, const Node& node, const OpDef& def, Va
     }
     in_values.push_back(v);
   }
+  bool integer = true;
   for (int t : node.outputs) {
     const Tensor& out = tensors[t];
-    if ((out.dtype != DType::Int64 && out.dtype != DType::Int32) ||
-        out.elements() > kMaxPropagatedElements) {
-      return Check();
-    }
+    if (out.elements() > kMaxPropagatedElements) return Check();
+    integer = integer && (out.dtype == DType::Int64 || out.dtype == DType::Int32);
   }
   std::vector<Tensor*> out_values;
   for (int t : node.outputs) {
@@ -157,7 +156,14 @@ Check PropagateValues(const Graph& graph, const Node& node, const OpDef& def, Va
     out_values.push_back(&v);
   }
   Check evaluated = internal::EvaluateNode(node, in_values, out_values);
-  if (!evaluated.ok()) return Fail("node '" + node.name + "': " + evaluated.error());
+  if (!evaluated.ok()) {
+    // Integer shape arithmetic must evaluate; other values of an op with a
+    // kernel may stay unknown (the node then runs at inference).
+    if (integer || !def.has_kernel) {
+      return Fail("node '" + node.name + "': " + evaluated.error());
+    }
+    return Check();
+  }
   for (int t : node.outputs) values->known[t] = values->propagated[t].get();
   return Check();
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "baton/planner/import/shapes.h"
+#include "baton/planner/ops/op_def.h"
 #include "ops/eval_host.h"
 
 namespace baton::planner {
@@ -155,16 +156,37 @@ Check FoldConstantAt(Graph* graph, int n) {
     inputs.push_back(&tensor);
   }
   if (!foldable) return Check();
+  const OpDef* def = FindOp(node.op);
   std::vector<Tensor*> outputs;
   for (int t : node.outputs) {
-    if (!graph->tensors[t].shape_known) {
-      return Fail("node '" + node.name + "': output '" + graph->tensors[t].name +
+    const Tensor& out = graph->tensors[t];
+    if (!out.shape_known) {
+      return Fail("node '" + node.name + "': output '" + out.name +
                   "' has no shape (run InferShapes first)");
+    }
+    // elements() cannot overflow: inference keeps every shape within ShapeFits.
+    if (out.bytes() > kMaxFoldedBytes) {
+      if (def->has_kernel) return Check();  // runs at inference instead
+      return Fail("node '" + node.name + "': folding " + node.op + " would make '" + out.name +
+                  "' " + DTypeName(out.dtype) + " " + internal::ShapeString(out.shape) + " of " +
+                  std::to_string(out.bytes()) + " bytes, over the folding limit of " +
+                  std::to_string(kMaxFoldedBytes) + " bytes (64 MiB)");
     }
     outputs.push_back(&graph->tensors[t]);
   }
+  std::vector<Tensor> saved;  // outputs as they were, should evaluation fail
+  for (Tensor* t : outputs) saved.push_back(*t);
   Check evaluated = internal::EvaluateNode(node, inputs, outputs);
-  if (!evaluated.ok()) return Fail("node '" + node.name + "': " + evaluated.error());
+  if (!evaluated.ok()) {
+    const bool integer = std::all_of(outputs.begin(), outputs.end(), [](const Tensor* t) {
+      return t->dtype == DType::Int64 || t->dtype == DType::Int32;
+    });
+    if (!def->has_kernel || integer) {
+      return Fail("node '" + node.name + "': " + evaluated.error());
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) *outputs[i] = std::move(saved[i]);
+    return Check();
+  }
   for (Tensor* t : outputs) t->is_constant = true;
   KillNode(&node);
   return Check();
@@ -422,6 +444,39 @@ Check RemoveIdentities(Graph* graph) {
 
 Check FoldConstants(Graph* graph) { return RewriteEachNode(graph, FoldConstantAt); }
 
+Check CheckFoldOnlyOps(const Graph& graph) {
+  std::vector<std::string> problems;
+  std::set<std::string> reported;  // one line per op type: its first node
+  for (const Node& node : graph.nodes) {
+    const OpDef* def = FindOp(node.op);
+    if (def == nullptr || def->has_kernel || node.op == "Dropout" || reported.count(node.op)) {
+      continue;
+    }
+    reported.insert(node.op);
+    std::string why;
+    for (int t : node.inputs) {
+      if (t >= 0 && !graph.tensors[t].is_constant) {
+        why = "its input '" + graph.tensors[t].name + "' is not constant";
+        break;
+      }
+    }
+    if (why.empty()) {
+      for (int t : node.outputs) {
+        if (IsGraphOutput(graph, t))
+          why = "its output '" + graph.tensors[t].name + "' is a graph output";
+      }
+    }
+    problems.push_back("node '" + node.name + "': " + (why.empty() ? "it was not folded" : why) +
+                       "; Baton folds " + node.op + " only at plan time");
+  }
+  if (problems.empty()) return Check();
+  std::sort(problems.begin(), problems.end());
+  std::string message =
+      problems.size() == 1 ? "" : std::to_string(problems.size()) + " ops cannot run: ";
+  for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+  return Fail(message);
+}
+
 Check ResolveAutoPad(Graph* graph) {
   for (Node& node : graph->nodes) {
     if (node.op != "Conv" && node.op != "MaxPool" && node.op != "AveragePool") continue;
@@ -499,6 +554,7 @@ Check Simplify(Graph* graph) {
   BATON_TRY(InferShapes(graph));
   BATON_TRY(RemoveIdentities(graph));
   BATON_TRY(FoldConstants(graph));
+  BATON_TRY(CheckFoldOnlyOps(*graph));
   BATON_TRY(ResolveAutoPad(graph));
   BATON_TRY(FoldBatchNorm(graph));
   BATON_TRY(FuseHardSwish(graph));

@@ -17,6 +17,7 @@ const char* DescrFor(DType dtype) {
     case DType::Int64: return "<i8";
     case DType::UInt8: return "|u1";
     case DType::Int8: return "|i1";
+    case DType::Bool: return "|b1";
   }
   return "";
 }
@@ -27,6 +28,7 @@ bool DTypeForDescr(const std::string& d, DType* out) {
   if (d == "<i8") { *out = DType::Int64; return true; }
   if (d == "|u1" || d == "<u1") { *out = DType::UInt8; return true; }
   if (d == "|i1" || d == "<i1") { *out = DType::Int8; return true; }
+  if (d == "|b1") { *out = DType::Bool; return true; }
   return false;
 }
 

@@ -102,6 +102,7 @@ Check EvalBinary(const Node& node, const std::vector<const Tensor*>& inputs,
       return Binary<int64_t, Fn>(a, b, outputs[0]);
     case DType::UInt8:
     case DType::Int8:
+    case DType::Bool:
       break;
   }
   return internal::CannotEvaluate(node, a.dtype);

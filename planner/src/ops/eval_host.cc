@@ -193,6 +193,15 @@ void CopyStrided(const Tensor& x, const Shape& strides, int64_t base, Tensor* y)
   });
 }
 
+Check RequireValue(const std::vector<const Tensor*>& inputs, size_t i) {
+  if (i >= inputs.size() || inputs[i] == nullptr) {
+    return Fail("input " + std::to_string(i) + " has no value");
+  }
+  const Tensor& t = *inputs[i];
+  if (t.data.size() != t.bytes()) return Fail("value of '" + t.name + "' is incomplete");
+  return Check();
+}
+
 Error CannotEvaluate(const Node& node, DType dtype) {
   return Fail(std::string("cannot evaluate ") + node.op + " on " + DTypeName(dtype));
 }

@@ -118,6 +118,36 @@ void CopyElems(const uint8_t* src, int64_t src_index, uint8_t* dst, int64_t dst_
 // base + sum(index[d] * strides[d]): Slice and Transpose are such views.
 void CopyStrided(const Tensor& x, const Shape& strides, int64_t base, Tensor* y);
 
+// Calls fn(T{}) with the C++ type that holds one element of `dtype` (Bool:
+// uint8_t, 0 or 1) and returns true; false for an unknown dtype.
+template <typename Fn>
+bool VisitDType(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::Float32:
+      fn(float{});
+      return true;
+    case DType::Int32:
+      fn(int32_t{});
+      return true;
+    case DType::Int64:
+      fn(int64_t{});
+      return true;
+    case DType::UInt8:
+      fn(uint8_t{});
+      return true;
+    case DType::Int8:
+      fn(int8_t{});
+      return true;
+    case DType::Bool:
+      fn(uint8_t{});
+      return true;
+  }
+  return false;
+}
+
+// Checks that input `i` is present with complete data; the message names it.
+Check RequireValue(const std::vector<const Tensor*>& inputs, size_t i);
+
 // "cannot evaluate <op> on <dtype>".
 Error CannotEvaluate(const Node& node, DType dtype);
 

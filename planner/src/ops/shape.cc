@@ -36,8 +36,8 @@ Check EvalShape(const Node& node, const std::vector<const Tensor*>& inputs,
 
 Check InferDropout(InferContext& c) {
   c.SameAsInput(0);
-  // The optional mask is boolean in ONNX; Baton has no bool, uint8 holds it.
-  if (c.NumOutputs() > 1) c.Output(DType::UInt8, c.S(0));
+  // The optional mask is boolean, as in ONNX.
+  if (c.NumOutputs() > 1) c.Output(DType::Bool, c.S(0));
   return Check();
 }
 

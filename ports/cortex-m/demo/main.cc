@@ -102,6 +102,7 @@ void PrintOutput(const baton::schema::Tensor* tensor, const void* data) {
         break;
       }
       case DType::UInt8:
+      case DType::Bool:
         out.Uint(bytes[i]);
         break;
       case DType::Int8:

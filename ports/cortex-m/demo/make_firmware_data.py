@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 DTYPES = {"float32": np.float32, "int32": np.int32, "int64": np.int64,
-          "uint8": np.uint8, "int8": np.int8}
+          "uint8": np.uint8, "int8": np.int8, "bool": np.bool_}
 
 
 def fail(message):

@@ -73,7 +73,9 @@ struct KernelFamily {
   X(Slice)                       \
   X(Pad)                         \
   X(Transpose)                   \
-  X(Gather)
+  X(Gather)                      \
+  X(Logic)                       \
+  X(CastExpand)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

@@ -50,6 +50,8 @@ void FillBytes(DType dtype, float value, uint8_t out[8]) {
       return StoreAs<uint8_t>(value, out);
     case DType::Int8:
       return StoreAs<int8_t>(value, out);
+    case DType::Bool:
+      return StoreAs<uint8_t>(value != 0.0f ? 1.0f : 0.0f, out);
   }
 }
 

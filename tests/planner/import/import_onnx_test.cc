@@ -151,8 +151,17 @@ TEST_F(OnnxCasesTest, DeclaredShapes) {
 }
 
 TEST_F(OnnxCasesTest, Errors) {
-  ExpectError("unsupported_op", "node 'erf1' (op 'Erf'): unsupported op");
-  ExpectError("custom_domain", "node 'Foo_0' (op 'Foo'): unsupported op (domain 'com.example')");
+  ExpectError("unsupported_op", "unsupported ops (1 type): Erf x1 (first 'erf1')");
+  ExpectError("custom_domain",
+              "unsupported ops (1 type): Foo (domain 'com.example') x1 (first 'Foo_0')");
+  // Issue 14: every missing op in one message, sorted by op type, also when
+  // a node reads the output of an unsupported one.
+  ExpectError("many_unsupported",
+              "unsupported ops (3 types): Erf x2 (first 'erf_a'), Foo (domain 'com.example') x1 "
+              "(first 'foo'), LSTM x1 (first 'lstm')");
+  ExpectError("constant_of_shape_dynamic",
+              "node 'cos': its input 's' is not constant; Baton folds ConstantOfShape only at "
+              "plan time");
   ExpectError("external_data",
               "model uses external data for tensor 'w'; re-export with weights embedded");
   ExpectError("dynamic_input", "graph input 'x' has symbolic dim 'batch' at index 0");

@@ -74,6 +74,23 @@ def cases():
     m.opset_import.append(helper.make_opsetid("com.example", 1))
     out["custom_domain"] = m
 
+    # Issue 14: several missing ops, reported together.
+    nodes = [
+        helper.make_node("Erf", ["x"], ["a"], name="erf_a"),
+        helper.make_node("LSTM", ["a", "w", "r"], ["b"], name="lstm", hidden_size=4),
+        helper.make_node("Foo", ["b"], ["c"], name="foo", domain="com.example"),
+        helper.make_node("Erf", ["c"], ["y"], name="erf_b"),
+    ]
+    m = model(nodes, [vi("x", [1, 1, 4])], [vi("y", [1, 1, 4])],
+              [f32("w", np.ones((1, 16, 4))), f32("r", np.ones((1, 16, 4)))])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    out["many_unsupported"] = m
+    # A fold-only op whose input is a graph input.
+    out["constant_of_shape_dynamic"] = model(
+        [helper.make_node("ConstantOfShape", ["s"], ["y"], name="cos",
+                          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))],
+        [vi("s", [2], TensorProto.INT64)], [vi("y", [2, 2])])
+
     ext = f32("w", np.ones((2, 2)))
     ext.ClearField("raw_data")
     ext.data_location = TensorProto.EXTERNAL

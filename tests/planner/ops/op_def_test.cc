@@ -17,6 +17,9 @@ const std::set<std::string> kEvaluable = {
     "Shape",  "Identity", "Dropout", "Reshape", "Flatten",   "Squeeze", "Unsqueeze",   "__copy",
     "Gather", "Concat",   "Split",   "Slice",   "Transpose", "Add",     "Sub",         "Mul",
     "Div",    "Relu",     "Sigmoid", "Tanh",    "LeakyRelu", "Clip",    "HardSigmoid", "HardSwish",
+    // Issue 14: shape arithmetic and masks.
+    "Equal", "Greater", "Less", "Not", "And", "Where", "Cast", "Expand", "ConstantOfShape", "Range",
+    "Ceil", "Floor", "ReduceProd",
 };
 
 TEST(OpDefTest, EveryPlanOpHasExactlyOneKernelDefinition) {

@@ -89,10 +89,15 @@ struct Graph {
 // The ops Baton can plan (ONNX names). Shape inference and lowering know them.
 bool IsSupportedOp(const std::string& op);
 
+// One error naming every op type of `ops` ((op type, node name) pairs in node
+// order), sorted by type, each with its count and first node:
+// "unsupported ops (2 types): Erf x12 (first 'gelu_1/Erf'), LSTM x1 (first 'lstm')".
+std::string UnsupportedOpsMessage(const std::vector<std::pair<std::string, std::string>>& ops);
+
 // Structural validation: unique tensor and node names, every input/output
 // index in range, every non-constant tensor produced exactly once or a graph
-// input, graph outputs produced, no cycle, supported ops. Messages name the
-// node or tensor.
+// input, graph outputs produced, no cycle, supported ops (every unsupported
+// op in one message, UnsupportedOpsMessage). Messages name the node or tensor.
 Check Validate(const Graph& graph);
 
 }  // namespace baton::planner

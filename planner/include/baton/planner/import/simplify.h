@@ -20,12 +20,26 @@ namespace baton::planner {
 // (e.g. y = Identity(x) with both graph tensors) is kept as Identity.
 Check RemoveIdentities(Graph* graph);
 
+// The most bytes one folded tensor may have (64 MiB): a model's numbers
+// (ConstantOfShape's shape, Range's limits, Expand's shape) must not make the
+// planner allocate without bound or bloat the plan's constants.
+inline constexpr size_t kMaxFoldedBytes = size_t{64} << 20;
+
 // Turns Constant nodes into constant tensors, and evaluates every node whose
-// inputs are all constant (and Shape of any tensor with a known shape) in the
-// planner: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Reshape,
-// Add/Sub/Mul/Div on int64...), data movement and elementwise activations on
-// constant data. Nodes whose outputs are graph outputs are kept. Needs shapes.
+// inputs are all constant (and Shape of any tensor with a known shape) with
+// its OpDef's host evaluator, in topological order (so whole constant
+// subgraphs fold in one pass): shape arithmetic on int64, int32 and bool
+// (Shape, Gather, Concat, Equal, Where, Range, ConstantOfShape, Cast...),
+// data movement and elementwise ops on constant data. Nodes whose outputs are
+// graph outputs are kept. A node whose output would exceed kMaxFoldedBytes,
+// or whose evaluation fails, is kept when it has a kernel and is an error
+// naming it otherwise. Needs shapes.
 Check FoldConstants(Graph* graph);
+
+// After FoldConstants: one error naming every node left whose op has no
+// kernel (ConstantOfShape, Range, Ceil, Floor, ReduceProd, Shape... are
+// evaluated only at plan time), with the reason it did not fold.
+Check CheckFoldOnlyOps(const Graph& graph);
 
 // Replaces auto_pad on Conv, MaxPool and AveragePool with the equivalent
 // explicit `pads` attribute. Needs shapes.
@@ -53,7 +67,7 @@ Check FuseHardSwish(Graph* graph);
 // renumbers the rest (keeping their order).
 void RemoveUnusedTensors(Graph* graph);
 
-// Runs InferShapes, RemoveIdentities, FoldConstants, ResolveAutoPad,
+// Runs InferShapes, RemoveIdentities, FoldConstants, CheckFoldOnlyOps, ResolveAutoPad,
 // FoldBatchNorm, FuseHardSwish, FuseActivations, RemoveUnusedTensors, then
 // InferShapes and Validate again.
 Check Simplify(Graph* graph);

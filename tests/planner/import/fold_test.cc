@@ -1,0 +1,393 @@
+// The general constant folder (FoldConstants, CheckFoldOnlyOps) over the
+// shape-arithmetic ops: expected values are computed by hand in the comments.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "baton/planner/import/shapes.h"
+#include "baton/planner/import/simplify.h"
+
+namespace baton::planner {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+Attr IntAttr(int64_t v) {
+  Attr a;
+  a.kind = Attr::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attr FloatAttr(float v) {
+  Attr a;
+  a.kind = Attr::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+Attr IntsAttr(Shape v) {
+  Attr a;
+  a.kind = Attr::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attr StrAttr(std::string v) {
+  Attr a;
+  a.kind = Attr::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+class G {
+ public:
+  int Input(const std::string& name, Shape shape, DType dtype = DType::Float32) {
+    Tensor t;
+    t.name = name;
+    t.dtype = dtype;
+    t.shape = std::move(shape);
+    t.shape_known = true;
+    const int i = g.AddTensor(t);
+    g.inputs.push_back(i);
+    return i;
+  }
+  template <typename T>
+  int Const(const std::string& name, DType dtype, Shape shape, std::vector<T> values) {
+    Tensor t;
+    t.name = name;
+    t.dtype = dtype;
+    t.shape = std::move(shape);
+    t.shape_known = true;
+    t.is_constant = true;
+    t.data.resize(values.size() * sizeof(T));
+    std::memcpy(t.data.data(), values.data(), t.data.size());
+    return g.AddTensor(t);
+  }
+  int I64(const std::string& name, Shape shape, std::vector<int64_t> v) {
+    return Const(name, DType::Int64, std::move(shape), std::move(v));
+  }
+  int F32(const std::string& name, Shape shape, std::vector<float> v) {
+    return Const(name, DType::Float32, std::move(shape), std::move(v));
+  }
+  void Add(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+           std::vector<std::string> outputs, std::map<std::string, Attr> attrs = {}) {
+    Node node;
+    node.op = op;
+    node.name = name;
+    node.attrs = std::move(attrs);
+    for (const auto& i : inputs) node.inputs.push_back(g.FindTensor(i));
+    for (const auto& o : outputs) {
+      int t = g.FindTensor(o);
+      if (t < 0) {
+        Tensor tensor;
+        tensor.name = o;
+        t = g.AddTensor(tensor);
+      }
+      node.outputs.push_back(t);
+    }
+    g.nodes.push_back(node);
+  }
+  void Output(const std::string& name) { g.outputs.push_back(g.FindTensor(name)); }
+  const Tensor& T(const std::string& name) const { return g.tensors[g.FindTensor(name)]; }
+  std::string Ops() const {
+    std::string s;
+    for (const Node& n : g.nodes) s += (s.empty() ? "" : " ") + n.op;
+    return s;
+  }
+  template <typename V>
+  std::vector<V> Data(const std::string& name) const {
+    const Tensor& t = T(name);
+    std::vector<V> out(t.data.size() / sizeof(V));
+    std::memcpy(out.data(), t.data.data(), t.data.size());
+    return out;
+  }
+
+  Graph g;
+};
+
+void ExpectOk(const Check& c) { ASSERT_TRUE(c.ok()) << c.error(); }
+
+TEST(FoldTest, WhereOnShapesFeedsReshape) {
+  // torch's view(-1, 3) pattern: where(shape == 2, -1, shape).
+  // shape(x) = [2, 3]; == [2, 7] -> [1, 0]; where -> [-1, 3]; Reshape -> [2, 3].
+  G b;
+  b.Input("x", {2, 3});
+  b.Add("Shape", "shape", {"x"}, {"sh"});
+  b.I64("probe", {2}, {2, 7});
+  b.I64("minus1", {}, {-1});
+  b.Add("Equal", "eq", {"sh", "probe"}, {"mask"});
+  b.Add("Not", "not", {"mask"}, {"nmask"});
+  b.Add("And", "and", {"mask", "nmask"}, {"none"});
+  b.Add("Where", "where", {"mask", "minus1", "sh"}, {"target"});
+  b.Add("Reshape", "reshape", {"x", "target"}, {"y"});
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Reshape");
+  EXPECT_EQ(b.T("target").IntData(), (Shape{-1, 3}));
+  EXPECT_EQ(b.T("y").shape, (Shape{2, 3}));
+}
+
+TEST(FoldTest, BoolValues) {
+  // Evaluated outside Simplify so the dead bool tensors survive for checking.
+  G b;
+  b.Input("x", {2});
+  b.Add("Shape", "shape", {"x"}, {"sh"});  // [2]
+  b.I64("probe", {3}, {1, 2, 3});
+  b.Add("Equal", "eq", {"sh", "probe"}, {"eq_out"});        // [0, 1, 0]
+  b.Add("Greater", "gt", {"probe", "sh"}, {"gt_out"});      // [0, 0, 1]
+  b.Add("Less", "lt", {"probe", "sh"}, {"lt_out"});         // [1, 0, 0]
+  b.Add("Not", "not", {"gt_out"}, {"not_out"});             // [1, 1, 0]
+  b.Add("And", "and", {"not_out", "eq_out"}, {"and_out"});  // [0, 1, 0]
+  b.Add("Relu", "r", {"x"}, {"y"});
+  b.Output("y");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Relu");
+  EXPECT_EQ(b.T("eq_out").dtype, DType::Bool);
+  EXPECT_EQ(b.Data<uint8_t>("eq_out"), (std::vector<uint8_t>{0, 1, 0}));
+  EXPECT_EQ(b.Data<uint8_t>("gt_out"), (std::vector<uint8_t>{0, 0, 1}));
+  EXPECT_EQ(b.Data<uint8_t>("lt_out"), (std::vector<uint8_t>{1, 0, 0}));
+  EXPECT_EQ(b.Data<uint8_t>("not_out"), (std::vector<uint8_t>{1, 1, 0}));
+  EXPECT_EQ(b.Data<uint8_t>("and_out"), (std::vector<uint8_t>{0, 1, 0}));
+}
+
+TEST(FoldTest, RangeConstantOfShapeExpandWhereFloat) {
+  G b;
+  b.Input("x", {2, 3});
+  b.I64("r0", {}, {0});
+  b.I64("r5", {}, {5});
+  b.I64("r2", {}, {2});
+  b.Add("Range", "range_i", {"r0", "r5", "r2"}, {"ri"});  // [0, 2, 4]
+  b.I64("s5", {}, {5});
+  b.I64("s0", {}, {0});
+  b.I64("sm2", {}, {-2});
+  b.Add("Range", "range_down", {"s5", "s0", "sm2"}, {"rd"});  // [5, 3, 1]
+  b.F32("f1", {}, {1.0f});
+  b.F32("f2", {}, {2.0f});
+  b.F32("fq", {}, {0.25f});
+  b.Add("Range", "range_f", {"f1", "f2", "fq"}, {"rf"});  // [1, 1.25, 1.5, 1.75]
+  b.Add("Shape", "shape", {"x"}, {"sh"});                 // [2, 3]
+  b.Add("ConstantOfShape", "cos", {"sh"}, {"half"}, {{"value", FloatAttr(0.5f)}});
+  b.Add("ConstantOfShape", "cos_bool", {"sh"}, {"ones_b"},
+        {{"value", IntAttr(1)}, {"value_dtype", StrAttr("bool")}});
+  b.Add("ConstantOfShape", "cos_default", {"sh"}, {"zeros"});
+  b.F32("row", {1, 3}, {1, 2, 3});
+  b.Add("Expand", "expand", {"row", "sh"}, {"rows"});            // [[1,2,3],[1,2,3]]
+  b.Add("Cast", "cast", {"ri"}, {"rif"}, {{"to", IntAttr(1)}});  // float [0, 2, 4]
+  b.F32("thr", {}, {1.5f});
+  b.Add("Greater", "gt", {"rows", "thr"}, {"big"});           // [[0,1,1],[0,1,1]]
+  b.Add("Where", "where", {"big", "rows", "half"}, {"sel"});  // [[.5,2,3],[.5,2,3]]
+  b.Add("Add", "add", {"x", "sel"}, {"y"});
+  b.Output("y");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Add");
+  EXPECT_EQ(b.T("ri").IntData(), (Shape{0, 2, 4}));
+  EXPECT_EQ(b.T("rd").IntData(), (Shape{5, 3, 1}));
+  EXPECT_EQ(b.T("rf").FloatData(), (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
+  EXPECT_EQ(b.T("half").FloatData(), (std::vector<float>(6, 0.5f)));
+  EXPECT_EQ(b.T("ones_b").dtype, DType::Bool);
+  EXPECT_EQ(b.Data<uint8_t>("ones_b"), (std::vector<uint8_t>(6, 1)));
+  EXPECT_EQ(b.T("zeros").dtype, DType::Float32);
+  EXPECT_EQ(b.T("zeros").FloatData(), (std::vector<float>(6, 0.0f)));
+  EXPECT_EQ(b.T("rows").FloatData(), (std::vector<float>{1, 2, 3, 1, 2, 3}));
+  EXPECT_EQ(b.T("rif").FloatData(), (std::vector<float>{0, 2, 4}));
+  EXPECT_EQ(b.T("sel").FloatData(), (std::vector<float>{0.5f, 2, 3, 0.5f, 2, 3}));
+}
+
+TEST(FoldTest, CastCeilFloorReduceProd) {
+  constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+  G b;
+  b.Input("x", {1});
+  b.F32("f", {5}, {3.9f, -3.9f, 1e10f, kNan, -1.5f});
+  b.Add("Cast", "to_i32", {"f"}, {"fi"}, {{"to", IntAttr(6)}});   // [3, -3, INT32_MAX, 0, -1]
+  b.Add("Cast", "to_u8", {"f"}, {"fu"}, {{"to", IntAttr(2)}});    // [3, 0, 255, 0, 0]
+  b.Add("Cast", "to_bool", {"f"}, {"fb"}, {{"to", IntAttr(9)}});  // [1, 1, 1, 1, 1]
+  b.I64("w", {3}, {0, 300, -1});
+  b.Add("Cast", "wrap", {"w"}, {"wu"}, {{"to", IntAttr(2)}});    // [0, 44, 255]
+  b.Add("Cast", "w_bool", {"w"}, {"wb"}, {{"to", IntAttr(9)}});  // [0, 1, 1]
+  b.F32("g", {3}, {-1.5f, 2.2f, 3.0f});
+  b.Add("Ceil", "ceil", {"g"}, {"gc"});    // [-1, 3, 3]
+  b.Add("Floor", "floor", {"g"}, {"gf"});  // [-2, 2, 3]
+  b.I64("m", {2, 3}, {1, 2, 3, 4, 5, 6});
+  b.Add("ReduceProd", "prod_all", {"m"}, {"p_all"}, {{"keepdims", IntAttr(0)}});   // 720
+  b.Add("ReduceProd", "prod_rows", {"m"}, {"p_rows"}, {{"axes", IntsAttr({1})}});  // [[6],[120]]
+  b.Add("ReduceProd", "prod_cols", {"m"}, {"p_cols"},
+        {{"axes", IntsAttr({-2})}, {"keepdims", IntAttr(0)}});  // [4, 10, 18]
+  b.Add("Relu", "r", {"x"}, {"y"});
+  b.Output("y");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Relu");
+  EXPECT_EQ(b.Data<int32_t>("fi"), (std::vector<int32_t>{3, -3, 2147483647, 0, -1}));
+  EXPECT_EQ(b.Data<uint8_t>("fu"), (std::vector<uint8_t>{3, 0, 255, 0, 0}));
+  EXPECT_EQ(b.Data<uint8_t>("fb"), (std::vector<uint8_t>{1, 1, 1, 1, 1}));
+  EXPECT_EQ(b.Data<uint8_t>("wu"), (std::vector<uint8_t>{0, 44, 255}));
+  EXPECT_EQ(b.Data<uint8_t>("wb"), (std::vector<uint8_t>{0, 1, 1}));
+  EXPECT_EQ(b.T("gc").FloatData(), (std::vector<float>{-1, 3, 3}));
+  EXPECT_EQ(b.T("gf").FloatData(), (std::vector<float>{-2, 2, 3}));
+  EXPECT_EQ(b.T("p_all").shape, Shape{});
+  EXPECT_EQ(b.T("p_all").IntData(), (Shape{720}));
+  EXPECT_EQ(b.T("p_rows").shape, (Shape{2, 1}));
+  EXPECT_EQ(b.T("p_rows").IntData(), (Shape{6, 120}));
+  EXPECT_EQ(b.T("p_cols").IntData(), (Shape{4, 10, 18}));
+}
+
+TEST(FoldTest, BoolGatherSliceConcatUnsqueeze) {
+  // Data movement is dtype-generic: a bool mask [1,0,1] -> gather [2,0] -> [1,1],
+  // unsqueeze -> [1,2], concat with itself on axis 0 -> [[1,1],[1,1]].
+  G b;
+  b.Input("x", {1});
+  b.Const<uint8_t>("mask", DType::Bool, {3}, {1, 0, 1});
+  b.I64("idx", {2}, {2, 0});
+  b.Add("Gather", "gather", {"mask", "idx"}, {"gm"});
+  b.I64("ax", {1}, {0});
+  b.Add("Unsqueeze", "unsq", {"gm", "ax"}, {"um"});
+  b.Add("Concat", "cat", {"um", "um"}, {"cm"}, {{"axis", IntAttr(0)}});
+  b.I64("st", {1}, {1});
+  b.I64("en", {1}, {3});
+  b.Add("Slice", "slice", {"mask", "st", "en"}, {"sm"});  // [0, 1]
+  b.Add("Relu", "r", {"x"}, {"y"});
+  b.Output("y");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Relu");
+  EXPECT_EQ(b.T("cm").dtype, DType::Bool);
+  EXPECT_EQ(b.T("cm").shape, (Shape{2, 2}));
+  EXPECT_EQ(b.Data<uint8_t>("cm"), (std::vector<uint8_t>{1, 1, 1, 1}));
+  EXPECT_EQ(b.Data<uint8_t>("sm"), (std::vector<uint8_t>{0, 1}));
+}
+
+TEST(FoldTest, RuntimeOpsStayWhenAnInputIsNotConstant) {
+  G b;
+  b.Input("x", {2, 3});
+  b.F32("zero", {}, {0.0f});
+  b.Add("Greater", "gt", {"x", "zero"}, {"pos"});
+  b.Add("Where", "where", {"pos", "x", "zero"}, {"relu"});
+  b.Add("Cast", "cast", {"pos"}, {"posf"}, {{"to", IntAttr(1)}});
+  b.Add("Add", "add", {"relu", "posf"}, {"y"});
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Greater Where Cast Add");
+  EXPECT_EQ(b.T("pos").dtype, DType::Bool);
+}
+
+TEST(FoldTest, FoldOnlyOpsWithDynamicInputsAreNamed) {
+  {
+    G b;
+    b.Input("s", {2}, DType::Int64);
+    b.Add("ConstantOfShape", "cos", {"s"}, {"y"});
+    b.Output("y");
+    Check c = Simplify(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error(),
+              "node 'cos': its input 's' is not constant; Baton folds ConstantOfShape only at "
+              "plan time");
+  }
+  {
+    G b;
+    b.Input("x", {3});
+    b.Add("Floor", "floor", {"x"}, {"f"});
+    b.Add("Ceil", "ceil", {"f"}, {"c"});
+    b.Add("Ceil", "ceil2", {"c"}, {"y"});
+    b.Output("y");
+    Check c = Simplify(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error(),
+              "2 ops cannot run: node 'ceil': its input 'f' is not constant; Baton folds Ceil "
+              "only at plan time; node 'floor': its input 'x' is not constant; Baton folds Floor "
+              "only at plan time");
+  }
+}
+
+TEST(FoldTest, SizeBound) {
+  // 2^20 x 17 float32 = 71,303,168 bytes > 64 MiB: a fold-only op fails...
+  {
+    G b;
+    b.Input("x", {1});
+    b.I64("big", {2}, {1 << 20, 17});
+    b.Add("ConstantOfShape", "huge", {"big"}, {"h"});
+    b.Add("Relu", "r", {"x"}, {"y"});
+    b.Output("y");
+    Check c = Simplify(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error(),
+              "node 'huge': folding ConstantOfShape would make 'h' float32 [1048576,17] of "
+              "71303168 bytes, over the folding limit of 67108864 bytes (64 MiB)");
+  }
+  // ... an op with a kernel stays a node.
+  {
+    G b;
+    b.Input("x", {1});
+    b.F32("one", {1}, {1.0f});
+    b.I64("big", {2}, {1 << 20, 17});
+    b.Add("Expand", "expand", {"one", "big"}, {"e"});
+    b.Add("Relu", "r", {"x"}, {"y"});
+    b.Output("y");
+    b.Output("e");
+    ExpectOk(InferShapes(&b.g));
+    ExpectOk(FoldConstants(&b.g));
+    EXPECT_EQ(b.Ops(), "Expand Relu");
+    EXPECT_FALSE(b.T("e").is_constant);
+    EXPECT_TRUE(b.T("e").data.empty());
+  }
+  // Shapes past 2^63 bytes and Range counts are rejected before anything is
+  // allocated.
+  {
+    G b;
+    b.Input("x", {1});
+    b.I64("big", {2}, {int64_t{1} << 40, int64_t{1} << 40});
+    b.Add("ConstantOfShape", "cos", {"big"}, {"h"});
+    b.Add("Relu", "r", {"x"}, {"y"});
+    b.Output("y");
+    Check c = InferShapes(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error(),
+              "node 'cos': output shape [1099511627776,1099511627776] is too large (2^63 bytes "
+              "or more)");
+  }
+  {
+    G b;
+    b.Input("x", {1});
+    b.I64("lo", {}, {std::numeric_limits<int64_t>::min()});
+    b.I64("hi", {}, {std::numeric_limits<int64_t>::max()});
+    b.I64("one", {}, {1});
+    b.Add("Range", "range", {"lo", "hi", "one"}, {"h"});
+    b.Add("Relu", "r", {"x"}, {"y"});
+    b.Output("y");
+    Check c = InferShapes(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("node 'range': Range of "), std::string::npos) << c.error();
+    EXPECT_NE(c.error().find("elements is too large"), std::string::npos) << c.error();
+  }
+  {
+    G b;
+    b.Input("x", {1});
+    b.I64("a", {}, {0});
+    b.I64("zero", {}, {0});
+    b.Add("Range", "range", {"a", "a", "zero"}, {"h"});
+    b.Add("Relu", "r", {"x"}, {"y"});
+    b.Output("y");
+    Check c = InferShapes(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error(), "node 'range': delta is 0");
+  }
+}
+
+TEST(FoldTest, EveryUnsupportedOpInOneMessage) {
+  G b;
+  b.Input("x", {4});
+  b.Add("Erf", "gelu_1/Erf", {"x"}, {"a"});
+  b.Add("LSTM", "lstm", {"a"}, {"b"});
+  b.Add("Erf", "gelu_2/Erf", {"b"}, {"c"});
+  b.Add("Relu", "r", {"c"}, {"y"});
+  b.Output("y");
+  Check c = Validate(b.g);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error(),
+            "unsupported ops (2 types): Erf x2 (first 'gelu_1/Erf'), LSTM x1 (first 'lstm')");
+}
+
+}  // namespace
+}  // namespace baton::planner
