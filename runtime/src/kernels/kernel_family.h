@@ -73,7 +73,8 @@ struct KernelFamily {
   X(Slice)                       \
   X(Pad)                         \
   X(Transpose)                   \
-  X(Gather)
+  X(Gather)                      \
+  X(Tile)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)
