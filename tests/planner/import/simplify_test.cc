@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "baton/planner/import/shapes.h"
 
@@ -549,6 +550,102 @@ TEST(FuseHardSwishTest, Preconditions) {
     b.Output("h");
     ExpectOk(Simplify(&b.g));
     EXPECT_EQ(b.Ops(), "HardSigmoid Mul");
+  }
+}
+
+// --- FuseGelu / FuseMish ----------------------------------------------------
+
+// The GELU torch exports: Mul(Mul(x, Add(Erf(Div(x, sqrt2)), 1)), 0.5), in
+// the grouping `grouping` (0: torch's, 1: (x * 0.5) * a, 2: x * (a * 0.5)).
+Builder GeluGraph(int grouping, float sqrt2 = 1.4142135f, float one = 1.0f, float half = 0.5f,
+                  bool div = true) {
+  Builder b;
+  b.Input("x", {1, 4});
+  b.ConstF("c", {}, {div ? sqrt2 : 1.0f / sqrt2});
+  b.ConstF("one", {}, {one});
+  b.ConstF("half", {}, {half});
+  b.Add(div ? "Div" : "Mul", "div", {"x", "c"}, {"d"});
+  b.Add("Erf", "erf", {"d"}, {"e"});
+  b.Add("Add", "add", {"one", "e"}, {"a"});
+  if (grouping == 0) {
+    b.Add("Mul", "m1", {"x", "a"}, {"p"});
+    b.Add("Mul", "m2", {"p", "half"}, {"y"});
+  } else if (grouping == 1) {
+    b.Add("Mul", "m1", {"half", "x"}, {"p"});
+    b.Add("Mul", "m2", {"a", "p"}, {"y"});
+  } else {
+    b.Add("Mul", "m1", {"a", "half"}, {"p"});
+    b.Add("Mul", "m2", {"x", "p"}, {"y"});
+  }
+  b.Output("y");
+  return b;
+}
+
+TEST(FuseGeluTest, EveryGrouping) {
+  for (int grouping = 0; grouping < 3; ++grouping) {
+    SCOPED_TRACE(grouping);
+    Builder b = GeluGraph(grouping);
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Gelu");
+    EXPECT_EQ(b.In("m2", 0), "x");
+    EXPECT_EQ(b.Out("m2"), "y");
+  }
+  Builder b = GeluGraph(0, 1.4142135f, 1.0f, 0.5f, /*div=*/false);  // x * (1/sqrt2)
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Gelu");
+}
+
+TEST(FuseGeluTest, ConstantsMustBeExact) {
+  for (auto [sqrt2, one, half] : {std::tuple{1.4142f, 1.0f, 0.5f},  // not sqrt(2) to 1e-6
+                                  std::tuple{1.4142135f, 1.001f, 0.5f},
+                                  std::tuple{1.4142135f, 1.0f, 0.4999f}}) {
+    Builder b = GeluGraph(0, sqrt2, one, half);
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Div Erf Add Mul Mul");
+  }
+}
+
+TEST(FuseGeluTest, IntermediateUsedElsewhereIsKept) {
+  Builder b = GeluGraph(0);
+  b.Output("e");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Div Erf Add Mul Mul");
+}
+
+TEST(FuseMishTest, MulOfTanhSoftplus) {
+  Builder b;
+  b.Input("x", {1, 4});
+  b.Add("Softplus", "sp", {"x"}, {"s"});
+  b.Add("Tanh", "tanh", {"s"}, {"t"});
+  b.Add("Mul", "mul", {"t", "x"}, {"y"});
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Mish");
+  EXPECT_EQ(b.In("mul", 0), "x");
+}
+
+TEST(FuseMishTest, Preconditions) {
+  {  // Softplus of another tensor
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Input("z", {1, 4});
+    b.Add("Softplus", "sp", {"z"}, {"s"});
+    b.Add("Tanh", "tanh", {"s"}, {"t"});
+    b.Add("Mul", "mul", {"x", "t"}, {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Softplus Tanh Mul");
+  }
+  {  // the Tanh output is also a graph output
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Add("Softplus", "sp", {"x"}, {"s"});
+    b.Add("Tanh", "tanh", {"s"}, {"t"});
+    b.Add("Mul", "mul", {"x", "t"}, {"y"});
+    b.Output("y");
+    b.Output("t");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Softplus Tanh Mul");
   }
 }
 
