@@ -103,19 +103,24 @@ std::vector<flatbuffers::Offset<schema::Tensor>> EmitTensors(
   std::vector<flatbuffers::Offset<schema::Tensor>> tensors;
   for (int t : ix.tensor_order) {
     const Tensor& tensor = g.tensors[t];
-    std::vector<int64_t> shape = tensor.shape;
+    // As CreateTensorDirect would build it (name, then shape), except that an
+    // empty shape (a scalar) is 8-byte aligned too: FlatBuffers skips the
+    // alignment of empty vectors, and the runtime checks every [long] vector.
+    const auto name = b.CreateString(tensor.name);
+    if (tensor.shape.empty()) b.Align(sizeof(int64_t));
+    const auto shape = b.CreateVector(tensor.shape);
     if (tensor.is_constant) {
-      tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, &shape,
-                                                   tensor.bytes(), schema::Storage::Constant, 0,
-                                                   constant_offset[t], 1, 0));
+      tensors.push_back(schema::CreateTensor(b, name, tensor.dtype, shape, tensor.bytes(),
+                                             schema::Storage::Constant, 0, constant_offset[t], 1,
+                                             0));
       continue;
     }
     TensorPlacement place;
     if (static_cast<size_t>(t) < p.placement.size()) place = p.placement[t];
     uint32_t domain = p.tensor_domain[t] >= 0 ? static_cast<uint32_t>(p.tensor_domain[t]) : 0;
-    tensors.push_back(schema::CreateTensorDirect(b, tensor.name.c_str(), tensor.dtype, &shape,
-                                                 tensor.bytes(), schema::Storage::Arena, domain,
-                                                 place.offset, place.slots, place.slot_stride));
+    tensors.push_back(schema::CreateTensor(b, name, tensor.dtype, shape, tensor.bytes(),
+                                           schema::Storage::Arena, domain, place.offset,
+                                           place.slots, place.slot_stride));
   }
   return tensors;
 }
