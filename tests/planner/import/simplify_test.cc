@@ -235,6 +235,71 @@ TEST(FoldConstantsTest, IntegerArithmetic) {
   EXPECT_EQ(b.T("y").shape, (Shape{1, 2, 4, 15}));
 }
 
+// The host evaluators of issue 14's ops, through constant folding; expected
+// values by hand (ties: the lower index first, as ONNX specifies).
+TEST(FoldConstantsTest, Ops14HostEvals) {
+  Builder b;
+  b.g.tensors[b.Input("xi", {1})].dtype = DType::Int64;
+  b.Input("xf", {2});
+  b.ConstI("a", {3}, {1, 5, -2});
+  b.ConstI("two", {1}, {2});
+  b.Add("Max", "max", {"a", "two"}, {"m"});                                  // {2, 5, 2}
+  b.Add("Min", "min", {"a", "two"}, {"n"});                                  // {1, 2, -2}
+  b.Add("ReduceMin", "rmin", {"n"}, {"rmin_out"}, {{"axes", Ints({0})}});     // {-2}
+  b.Add("ReduceMax", "rmax", {"m"}, {"rmax_out"}, {{"axes", Ints({-1})}});    // {5}
+  b.Add("Add", "ai", {"rmin_out", "rmax_out"}, {"s"});
+  b.Add("Add", "yi", {"xi", "s"}, {"yi_out"});
+  b.ConstF("p", {3}, {1.0f, 2.0f, 3.0f});
+  b.Add("Pow", "pow", {"p", "two"}, {"pw"});                                 // {1, 4, 9}
+  b.ConstI("reps", {1}, {2});
+  b.Add("Tile", "tile", {"pw", "reps"}, {"t"});                              // {1,4,9,1,4,9}
+  b.Add("TopK", "topk", {"t", "two"}, {"tv", "ti"});                         // {9,9}, {2,5}
+  b.Add("ArgMax", "argmax", {"t"}, {"am"});                                  // {2}
+  b.Add("ReduceSum", "rsum", {"tv"}, {"rs"}, {{"keepdims", Int(1)}});       // {18}
+  b.Add("ReduceL2", "rl2", {"pw"}, {"l2"});                                 // {sqrt(98)}
+  b.ConstF("z", {2}, {0.0f, std::log(3.0f)});
+  b.Add("LogSoftmax", "ls", {"z"}, {"lsm"});                                // {-ln 4, ln 3 - ln 4}
+  b.ConstF("u", {2}, {1.0f, -1.0f});
+  b.Add("Gelu", "gelu", {"u"}, {"g"});
+  b.Add("Mish", "mish", {"u"}, {"mi"});
+  b.Add("Elu", "elu", {"u"}, {"e"}, {{"alpha", Float(0.5f)}});
+  b.Add("Softplus", "sp", {"u"}, {"spo"});
+  b.Add("Erf", "erf", {"u"}, {"er"});
+  int k = 0;
+  for (const char* t : {"rs", "l2", "lsm", "g", "mi", "e", "spo", "er"}) {
+    const std::string out = "yf" + std::to_string(k++);
+    b.Add("Add", out, {"xf", t}, {out + "_out"});
+    b.Output(out + "_out");
+  }
+  b.Output("yi_out");
+  b.Add("Add", "yt", {"ti", "am"}, {"yt_out"});
+  b.Output("yt_out");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Add Add Add Add Add Add Add Add Add Add");
+  EXPECT_EQ(b.T("m").IntData(), (std::vector<int64_t>{2, 5, 2}));
+  EXPECT_EQ(b.T("n").IntData(), (std::vector<int64_t>{1, 2, -2}));
+  EXPECT_EQ(b.T("rmin_out").IntData(), (std::vector<int64_t>{-2}));
+  EXPECT_EQ(b.T("rmax_out").IntData(), (std::vector<int64_t>{5}));
+  EXPECT_EQ(b.T("t").FloatData(), (std::vector<float>{1, 4, 9, 1, 4, 9}));
+  EXPECT_EQ(b.T("tv").FloatData(), (std::vector<float>{9, 9}));
+  EXPECT_EQ(b.T("ti").IntData(), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(b.T("am").IntData(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(b.T("rs").FloatData(), (std::vector<float>{18}));
+  EXPECT_NEAR(b.T("l2").FloatData()[0], 9.8994949f, 1e-6f);
+  const std::vector<float> lsm = b.T("lsm").FloatData();
+  EXPECT_NEAR(lsm[0], -1.3862944f, 1e-6f);
+  EXPECT_NEAR(lsm[1], -0.2876821f, 1e-6f);
+  const std::vector<float> g = b.T("g").FloatData(), mi = b.T("mi").FloatData();
+  EXPECT_NEAR(g[0], 0.8413447f, 1e-6f);   // x * Phi(x)
+  EXPECT_NEAR(g[1], -0.1586553f, 1e-6f);
+  EXPECT_NEAR(mi[0], 0.8650984f, 1e-6f);  // x * tanh(ln(1 + e^x))
+  EXPECT_NEAR(mi[1], -0.3034015f, 1e-6f);
+  EXPECT_NEAR(b.T("e").FloatData()[1], -0.3160603f, 1e-6f);  // 0.5 * (e^-1 - 1)
+  EXPECT_NEAR(b.T("spo").FloatData()[0], 1.3132617f, 1e-6f);
+  EXPECT_NEAR(b.T("er").FloatData()[0], 0.8427008f, 1e-6f);
+}
+
 TEST(FoldConstantsTest, FloatSubgraphAndSlice) {
   // Transpose then Slice of a constant: [[1,2,3],[4,5,6]]^T = [[1,4],[2,5],[3,6]],
   // rows 1: -> [[2,5],[3,6]], then Relu(x - 4) = [[0,1],[0,2]].
