@@ -151,7 +151,7 @@ TEST_F(OnnxCasesTest, DeclaredShapes) {
 }
 
 TEST_F(OnnxCasesTest, Errors) {
-  ExpectError("unsupported_op", "node 'erf1' (op 'Erf'): unsupported op");
+  ExpectError("unsupported_op", "node 'det1' (op 'Det'): unsupported op");
   ExpectError("custom_domain", "node 'Foo_0' (op 'Foo'): unsupported op (domain 'com.example')");
   ExpectError("external_data",
               "model uses external data for tensor 'w'; re-export with weights embedded");

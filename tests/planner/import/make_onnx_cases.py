@@ -67,7 +67,7 @@ def cases():
 
     # Errors.
     out["unsupported_op"] = model(
-        [helper.make_node("Erf", ["x"], ["y"], name="erf1")], [vi("x", [1, 4])],
+        [helper.make_node("Det", ["x"], ["y"], name="det1")], [vi("x", [1, 4])],
         [vi("y", [1, 4])])
     foo = helper.make_node("Foo", ["x"], ["y"], domain="com.example")
     m = model([foo], [vi("x", [1, 4])], [vi("y", [1, 4])])
