@@ -148,14 +148,6 @@ schema::Params ParamsFromJson(const json& p, ParamsFn* out) {
     };
     return schema::Params::TransposeParams;
   }
-  if (type == "TopKParams") {
-    *out = [p](flatbuffers::FlatBufferBuilder& b) {
-      return schema::CreateTopKParams(b, p["axis"].get<int32_t>(), p["largest"].get<bool>(),
-                                      p["sorted"].get<bool>())
-          .Union();
-    };
-    return schema::Params::TopKParams;
-  }
   ADD_FAILURE() << "unknown params type " << type;
   return schema::Params::NONE;
 }

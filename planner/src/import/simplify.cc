@@ -519,6 +519,14 @@ Check FuseMishAt(Graph* graph, int m) {
   return Check();
 }
 
+// A float tensor named after `base`, shape to be inferred.
+int AddFloatTensor(Graph* graph, const std::string& base) {
+  Tensor t;
+  t.name = UniqueTensorName(*graph, base);
+  t.dtype = DType::Float32;
+  return graph->AddTensor(std::move(t));
+}
+
 }  // namespace
 
 Check RemoveIdentities(Graph* graph) {
@@ -608,6 +616,40 @@ Check FuseActivations(Graph* graph) { return RewriteEachNode(graph, FuseActivati
 
 Check FuseHardSwish(Graph* graph) { return RewriteEachNode(graph, FuseHardSwishAt); }
 
+Check LowerSmallestTopK(Graph* graph) {
+  std::vector<Node> nodes;
+  nodes.reserve(graph->nodes.size());
+  for (Node& node : graph->nodes) {
+    if (node.op != "TopK" || node.GetInt("largest", 1) != 0 || node.inputs.empty() ||
+        node.outputs.empty()) {
+      nodes.push_back(std::move(node));
+      continue;
+    }
+    const int x = node.inputs[0];
+    const int values = node.outputs[0];
+    const int neg_x = AddFloatTensor(graph, graph->tensors[x].name + "_neg");
+    const int neg_values = AddFloatTensor(graph, graph->tensors[values].name + "_neg");
+    Node before;
+    before.op = "Neg";
+    before.name = node.name + "_neg_in";
+    before.inputs = {x};
+    before.outputs = {neg_x};
+    Node after;
+    after.op = "Neg";
+    after.name = node.name + "_neg_out";
+    after.inputs = {neg_values};
+    after.outputs = {values};
+    node.inputs[0] = neg_x;
+    node.outputs[0] = neg_values;
+    node.attrs.erase("largest");
+    nodes.push_back(std::move(before));
+    nodes.push_back(std::move(node));
+    nodes.push_back(std::move(after));
+  }
+  graph->nodes = std::move(nodes);
+  return Check();
+}
+
 Check FuseGelu(Graph* graph) { return RewriteEachNode(graph, FuseGeluAt); }
 
 Check FuseMish(Graph* graph) { return RewriteEachNode(graph, FuseMishAt); }
@@ -649,6 +691,7 @@ Check Simplify(Graph* graph) {
   BATON_TRY(FuseHardSwish(graph));
   BATON_TRY(FuseGelu(graph));
   BATON_TRY(FuseMish(graph));
+  BATON_TRY(LowerSmallestTopK(graph));
   BATON_TRY(FuseActivations(graph));
   RemoveUnusedTensors(graph);
   BATON_TRY(InferShapes(graph));

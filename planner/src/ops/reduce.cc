@@ -296,15 +296,13 @@ Check InferTopK(InferContext& c) {
   return Check();
 }
 
+// The plan's TopK selects the largest k along AxisParams.axis; the
+// simplifier rewrites largest=0 as Neg, TopK, Neg (LowerSmallestTopK).
 Result<LoweredParams> LowerTopK(flatbuffers::FlatBufferBuilder* b, const Graph& g, const Node& n) {
-  const size_t rank = internal::InputTensor(g, n, 0).shape.size();
-  LoweredParams out;
-  out.type = schema::Params::TopKParams;
-  out.offset = schema::CreateTopKParams(
-                   *b, static_cast<int32_t>(internal::NormalizeAxis(n.GetInt("axis", -1), rank)),
-                   n.GetInt("largest", 1) != 0, n.GetInt("sorted", 1) != 0)
-                   .Union();
-  return out;
+  if (n.GetInt("largest", 1) == 0) {
+    return Fail(internal::NodeWhere(n) + ": TopK largest=0 must be rewritten before emission");
+  }
+  return internal::LowerAxis(b, g, n, /*default_axis=*/-1, /*check_range=*/true);
 }
 
 // Sorted by value (descending for largest), equal values in index order.

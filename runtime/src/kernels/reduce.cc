@@ -4,9 +4,10 @@
 // carries. Runs of reduced / kept axes are collapsed, then the input is
 // walked once in memory order, combining into the output.
 // ArgMax, ArgMin (one axis in ReduceParams.axes, int64 output, first index
-// on ties) and TopK (TopKParams; k is the output's size along the axis;
+// on ties) and TopK (k is the output's size along the axis;
 // equal values keep index order, as ONNX specifies) walk the axis per
-// (outer, inner) position.
+// (outer, inner) position. TopK selects the largest k along AxisParams.axis
+// (the planner turns largest=0 into Neg, TopK, Neg).
 
 #include <math.h>
 
@@ -249,8 +250,8 @@ Status TopKPrepare(const KernelCall& call) {
                "TopK values must be float32");
   BATON_KCHECK(ix.dtype() == DType::Int64, "TopK indices must be int64");
   BATON_RETURN_IF_ERROR(CheckRank(x));
-  const schema::TopKParams* p = call.node->params_as_TopKParams();
-  BATON_KCHECK(p != nullptr, "TopK needs TopKParams");
+  const schema::AxisParams* p = call.node->params_as_AxisParams();
+  BATON_KCHECK(p != nullptr, "TopK needs AxisParams");
   BATON_KCHECK(p->axis() >= 0 && static_cast<uint32_t>(p->axis()) < x.rank(),
                "TopK axis out of range");
   BATON_KCHECK(SameShape(v, ix) && v.rank() == x.rank(), "TopK output shapes mismatch");
@@ -267,9 +268,7 @@ Status TopKPrepare(const KernelCall& call) {
 // so equal values keep index order.
 Status TopKEval(const KernelCall& call) {
   const TensorArg& tx = call.inputs[0];
-  const schema::TopKParams* p = call.node->params_as_TopKParams();
-  const uint32_t axis = static_cast<uint32_t>(p->axis());
-  const bool largest = p->largest();
+  const uint32_t axis = static_cast<uint32_t>(call.node->params_as_AxisParams()->axis());
   const AxisWalk w = WalkOf(tx, axis);
   const int64_t k = call.outputs[0].dim(axis);
   const float* x = tx.f32();
@@ -288,8 +287,7 @@ Status TopKEval(const KernelCall& call) {
         int64_t pos = filled;
         while (pos > 0) {
           const float u = vs[(pos - 1) * w.inner];
-          const bool better = largest ? v > u : v < u;
-          if (!better) break;
+          if (!(v > u)) break;
           --pos;
         }
         if (pos >= k) continue;

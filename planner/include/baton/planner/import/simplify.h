@@ -62,12 +62,18 @@ Check FuseGelu(Graph* graph);
 // the same sole-consumer conditions. The Mul keeps its name and output.
 Check FuseMish(Graph* graph);
 
+// Rewrites TopK with largest=0 as Neg, TopK (largest), Neg of the values: the
+// plan's TopK always selects the largest. Exact (negation is exact), and
+// equal values keep index order either way. The TopK keeps its name.
+Check LowerSmallestTopK(Graph* graph);
+
 // Drops tensors that no node, graph input or graph output references, and
 // renumbers the rest (keeping their order).
 void RemoveUnusedTensors(Graph* graph);
 
 // Runs InferShapes, RemoveIdentities, FoldConstants, ResolveAutoPad,
-// FoldBatchNorm, FuseHardSwish, FuseGelu, FuseMish, FuseActivations,
+// FoldBatchNorm, FuseHardSwish, FuseGelu, FuseMish, LowerSmallestTopK,
+// FuseActivations,
 // RemoveUnusedTensors, then
 // InferShapes and Validate again.
 Check Simplify(Graph* graph);
