@@ -9,7 +9,8 @@ Writes OUT_DIR/manifest.json and one .npy file per input and output:
    "cases": [{"name": "conv_3x3_bias", "op": "Conv",
               "inputs": ["conv_3x3_bias.in0.npy", null, ...],   # null: absent input
               "outputs": ["conv_3x3_bias.out0.npy"],
-              "params": {"type": "ConvParams", "kernel": [3, 3], ...} | null}]}
+              "params": {"type": "ConvParams", "kernel": [3, 3], ...} | null,
+              "rtol": 1e-6}]}   # optional: also |got - want| <= rtol * |want| + 1e-30
 
 params mirror the tables of schema/plan.fbs, already normalized the way the
 planner normalizes them. References are computed in float64 and stored as
@@ -49,8 +50,9 @@ def build_cases(np, torch):
     def f64(a):
         return torch.from_numpy(np.asarray(a, dtype=np.float64))
 
-    def add(name, op, inputs, outputs, params=None):
-        cases.append(dict(name=name, op=op, inputs=inputs, outputs=outputs, params=params))
+    def add(name, op, inputs, outputs, params=None, rtol=None):
+        cases.append(dict(name=name, op=op, inputs=inputs, outputs=outputs, params=params,
+                          rtol=rtol))
 
     # ---------------------------------------------------------------- Conv
     def conv(name, n, c, spatial, m, kernel, strides=None, pads=None, dilations=None,
@@ -327,6 +329,120 @@ def build_cases(np, torch):
         add(name, "ReduceMean", [x], [np.asarray(y)],
             dict(type="ReduceParams", axes=axes, keepdims=keep))
 
+    # ------------------------------------ unary float math and activations
+    xu = rand(2, 3, 7, 5, scale=3.0)
+    xu.flat[:4] = [30.0, -30.0, 0.0, -0.0]
+    fu = f64(xu)
+    xp = (np.abs(rand(3, 4, 9)) + 1e-3).astype(np.float32)  # positive: Sqrt, Log
+    fp = f64(xp)
+    add("sqrt", "Sqrt", [xp], [torch.sqrt(fp).numpy()])
+    add("exp", "Exp", [xu], [torch.exp(fu).numpy()])
+    add("log", "Log", [xp], [torch.log(fp).numpy()])
+    add("erf", "Erf", [xu], [torch.erf(fu).numpy()], rtol=1e-6)
+    xe = np.linspace(-4.0, 4.0, 801, dtype=np.float32)  # dense: erf to ~1e-6 relative
+    add("erf_dense", "Erf", [xe], [torch.erf(f64(xe)).numpy()], rtol=1e-6)
+    add("neg", "Neg", [xu], [(-fu).numpy()])
+    add("abs", "Abs", [xu], [torch.abs(fu).numpy()])
+    xr = (np.sign(xu) + (xu == 0)) * (0.25 + np.abs(xu))
+    add("reciprocal", "Reciprocal", [xr.astype(np.float32)],
+        [(1.0 / f64(xr.astype(np.float32))).numpy()])
+    add("softplus", "Softplus", [xu], [F.softplus(fu).numpy()])
+    add("elu", "Elu", [xu], [F.elu(fu, 1.0).numpy()], dict(type="ActivationParams", alpha=1.0))
+    add("elu_alpha", "Elu", [xu], [F.elu(fu, 0.3).numpy()], dict(type="ActivationParams", alpha=0.3))
+    add("gelu", "Gelu", [xu], [F.gelu(fu).numpy()])
+    add("mish", "Mish", [xu], [F.mish(fu).numpy()])
+
+    # ---------------------------------------------- Pow Max Min PRelu
+    def binary_np(name, op, a, b, y, params=None):
+        add(name, op, [a, b], [np.asarray(y)], params)
+
+    base = (np.abs(rand(2, 3, 4)) + 0.1).astype(np.float32)
+    for name, e in (("pow_sq", np.array(2.0, np.float32)), ("pow_sqrt", np.array([0.5], np.float32)),
+                    ("pow_scalar3", np.array(3.0, np.float32)),
+                    ("pow_int64_scalar", np.array(2, np.int64)),
+                    ("pow_bcast", rand(3, 1, scale=2.0))):
+        y = torch.pow(f64(base), f64(e.astype(np.float64))).numpy()
+        binary_np(name, "Pow", base, e, y)
+    xs = rand(2, 3, 4)
+    binary_np("pow_neg_base_sq", "Pow", xs, np.array(2.0, np.float32), f64(xs).pow(2).numpy())
+    for op, fn in (("Max", torch.maximum), ("Min", torch.minimum)):
+        lo = op.lower()
+        for tag, sa, sb in (("same", (2, 3, 4), (2, 3, 4)), ("bcast", (2, 1, 4), (3, 1)),
+                            ("scalar", (2, 3), ())):
+            a, b = rand(*sa), rand(*sb)
+            binary_np(f"{lo}_{tag}", op, a, b, fn(f64(a), f64(b)).numpy())
+    xpr = rand(2, 4, 3, 3)
+    for name, slope in (("prelu_channel", rand(4, 1, 1)), ("prelu_single", rand(1)),
+                        ("prelu_full", rand(2, 4, 3, 3))):
+        y = torch.where(f64(xpr) < 0, f64(xpr) * f64(slope), f64(xpr)).numpy()
+        if slope.shape == (4, 1, 1):  # cross-check with torch's PReLU
+            assert np.allclose(F.prelu(f64(xpr), f64(slope.reshape(4))).numpy(), y)
+        binary_np(name, "PRelu", xpr, slope, y)
+
+    # ------------------------------------------------------------------ Tile
+    xt = rand(2, 3)
+    add("tile_2d", "Tile", [xt], [np.tile(xt, (2, 3))])
+    xt3 = rand(1, 2, 3)
+    add("tile_3d_inner1", "Tile", [xt3], [np.tile(xt3, (3, 2, 1))])
+    xti = np.arange(6, dtype=np.int64).reshape(3, 2)
+    add("tile_int64", "Tile", [xti], [np.tile(xti, (1, 2))])
+
+    # -------------------------------------------- ReduceSum/Max/Min/L2
+    for op, fn in (("ReduceSum", np.sum), ("ReduceMax", np.max), ("ReduceMin", np.min),
+                   ("ReduceL2", lambda v, axis, keepdims: np.sqrt(np.sum(v * v, axis=axis,
+                                                                         keepdims=keepdims)))):
+        lo = op.lower()
+        for tag, shape, axes, keep in (("hw_keep", (2, 3, 4, 5), [2, 3], True),
+                                       ("c", (2, 3, 4, 5), [1], False),
+                                       ("0_2", (2, 3, 4, 5), [0, 2], True),
+                                       ("last", (3, 4, 6), [2], False),
+                                       ("all", (3, 4, 5), [], False)):
+            x = rand(*shape)
+            y = fn(x.astype(np.float64), axis=tuple(axes) if axes else None, keepdims=keep)
+            add(f"{lo}_{tag}", op, [x], [np.asarray(y)],
+                dict(type="ReduceParams", axes=axes, keepdims=keep))
+    xa4 = rand(2, 3, 4)
+    assert np.allclose(torch.amax(f64(xa4), dim=(0, 2)).numpy(), xa4.max(axis=(0, 2)))
+
+    # --------------------------------------------------------- ArgMax/ArgMin
+    xg = rand(3, 5, 4)
+    xg[0, 1, 0] = xg[0, 3, 0] = 10.0   # ties: the first index wins
+    xg[1, 2, 1] = xg[1, 4, 1] = -10.0
+    for op, fn in (("ArgMax", torch.argmax), ("ArgMin", torch.argmin)):
+        for axis, keep in ((1, True), (2, False), (0, True)):
+            y = fn(f64(xg), dim=axis, keepdim=keep).numpy().astype(np.int64)
+            assert np.array_equal(y, (np.argmax if op == "ArgMax" else np.argmin)(
+                xg, axis=axis, keepdims=keep))
+            add(f"{op.lower()}_axis{axis}_{'keep' if keep else 'drop'}", op, [xg], [y],
+                dict(type="ReduceParams", axes=[axis], keepdims=keep))
+
+    # ------------------------------------------------------------ LogSoftmax
+    for axis, shape in ((1, (2, 5, 3, 4)), (3, (2, 3, 4, 6)), (0, (7,))):
+        x = rand(*shape, scale=4.0)
+        x.flat[0] = 1000.0
+        add(f"log_softmax_axis{axis}_r{len(shape)}", "LogSoftmax", [x],
+            [torch.log_softmax(f64(x), axis).numpy()], dict(type="AxisParams", axis=axis))
+
+    # ------------------------------------------------------------------ TopK
+    def topk_np(x, k, axis, largest):
+        """Independent reference: a stable sort keeps equal values in index order."""
+        order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+        idx = np.take(order, np.arange(k), axis=axis)
+        return np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)
+
+    xk = rand(3, 8, 4)
+    xk[0, 2, 0] = xk[0, 5, 0] = xk[0, 6, 0] = 5.0  # ties
+    xk[1, :, 1] = 0.5
+    # The plan's TopK is largest-first (the planner rewrites largest=0).
+    for tag, k, axis, largest in (("largest_axis1", 3, 1, True), ("axis1_k4", 4, 1, True),
+                                  ("last_axis", 2, 2, True), ("all", 8, 1, True),
+                                  ("axis0", 1, 0, True)):
+        v, i = topk_np(xk, k, axis, largest)
+        tv, _ = torch.topk(f64(xk), k, dim=axis, largest=largest, sorted=True)
+        assert np.allclose(tv.numpy(), v)
+        add(f"topk_{tag}", "TopK", [xk], [v, i],
+            dict(type="AxisParams", axis=axis))
+
     # ---------------------------------------------------- BatchNormalization
     for name, shape in (("bn_4d", (2, 6, 5, 4)), ("bn_2d", (4, 6))):
         c = shape[1]
@@ -487,6 +603,8 @@ def write(cases, out_dir, digest, np):
         name = case["name"]
         entry = {"name": name, "op": case["op"], "inputs": [], "outputs": [],
                  "params": case["params"]}
+        if case.get("rtol") is not None:
+            entry["rtol"] = case["rtol"]
         for i, a in enumerate(case["inputs"]):
             if a is None:
                 entry["inputs"].append(None)

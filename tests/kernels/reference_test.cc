@@ -222,7 +222,27 @@ class KernelRefTest : public ::testing::Test {
     ASSERT_TRUE(st.ok()) << "eval: " << st.message();
     for (size_t i = 0; i < outputs.size(); ++i) {
       ExpectMatches(expected[i], h, outputs[i]);
+      if (c.contains("rtol")) ExpectRelative(expected[i], h, outputs[i], c["rtol"].get<float>());
     }
+  }
+
+  // Every element within `rtol` of its reference (cases that promise more
+  // than the scale-relative tolerance, e.g. Erf).
+  static void ExpectRelative(const planner::NpyArray& ref, KernelHarness& h, int id, float rtol) {
+    ASSERT_EQ(ref.dtype, DType::Float32);
+    const std::vector<float> want = ref.FloatData();
+    const float* got = h.F32(id);
+    size_t bad = 0, first_bad = 0;
+    for (size_t j = 0; j < want.size(); ++j) {
+      const double w = static_cast<double>(want[j]);
+      const double err = std::fabs(static_cast<double>(got[j]) - w);
+      if (!(err <= static_cast<double>(rtol) * std::fabs(w) + 1e-30)) {
+        if (bad++ == 0) first_bad = j;
+      }
+    }
+    EXPECT_EQ(bad, 0u) << bad << " of " << want.size() << " elements beyond relative " << rtol
+                       << "; first at " << first_bad << ": got " << got[first_bad] << " want "
+                       << want[first_bad];
   }
 
   static void ExpectMatches(const planner::NpyArray& ref, KernelHarness& h, int id) {
@@ -344,7 +364,16 @@ TEST_F(KernelRefTest, Elementwise) { RunOps({"Add", "Sub", "Mul", "Div"}); }
 TEST_F(KernelRefTest, Activations) {
   RunOps({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"});
 }
-TEST_F(KernelRefTest, Softmax) { RunOps({"Softmax"}); }
+TEST_F(KernelRefTest, UnaryMath) {
+  RunOps({"Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu",
+          "Mish"});
+}
+TEST_F(KernelRefTest, PowMaxMinPRelu) { RunOps({"Pow", "Max", "Min", "PRelu"}); }
+TEST_F(KernelRefTest, Tile) { RunOps({"Tile"}); }
+TEST_F(KernelRefTest, Reductions) { RunOps({"ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2"}); }
+TEST_F(KernelRefTest, ArgMaxArgMin) { RunOps({"ArgMax", "ArgMin"}); }
+TEST_F(KernelRefTest, TopK) { RunOps({"TopK"}); }
+TEST_F(KernelRefTest, Softmax) { RunOps({"Softmax", "LogSoftmax"}); }
 TEST_F(KernelRefTest, Pools) { RunOps({"MaxPool", "AveragePool"}); }
 TEST_F(KernelRefTest, GlobalPools) { RunOps({"GlobalAveragePool", "GlobalMaxPool"}); }
 TEST_F(KernelRefTest, ReduceMean) { RunOps({"ReduceMean"}); }

@@ -343,8 +343,8 @@ Result<Tensor> ConstantValue(const onnx::NodeProto& proto, const std::string& na
   return t;
 }
 
-// Softmax before opset 13 coerces its input to 2D at `axis` (default 1); the
-// IR has opset 13's single-axis Softmax, so make the axis explicit
+// Softmax and LogSoftmax before opset 13 coerce their input to 2D at `axis`
+// (default 1); the IR has opset 13's single-axis form, so make the axis explicit
 // (CheckLegacySoftmax checks the two agree once shapes are known).
 void AddLegacySoftmaxAxis(Node* node) {
   if (node->FindAttr("axis") != nullptr) return;
@@ -379,7 +379,7 @@ class Importer {
     return std::move(graph_);
   }
 
-  // Softmax nodes imported from opset < 13 (coerce-to-2D semantics).
+  // Softmax/LogSoftmax nodes imported from opset < 13 (coerce-to-2D semantics).
   const std::vector<int>& legacy_softmax() const { return legacy_softmax_; }
   const std::vector<Declared>& declared() const { return declared_; }
 
@@ -446,7 +446,7 @@ class Importer {
         continue;
       }
       BATON_ASSIGN_OR_RETURN(Node node, ConvertNode(proto, names[i], where));
-      if (node.op == "Softmax" && opset < 13) {
+      if ((node.op == "Softmax" || node.op == "LogSoftmax") && opset < 13) {
         AddLegacySoftmaxAxis(&node);
         legacy_softmax_.push_back(static_cast<int>(graph_.nodes.size()));
       }
@@ -563,8 +563,9 @@ class Importer {
   std::vector<Declared> declared_;
 };
 
-// Softmax before opset 13 normalizes over all dims from `axis` on; that is
-// opset 13's Softmax over `axis` only when the dims after it are all 1.
+// Softmax (and LogSoftmax) before opset 13 normalizes over all dims from
+// `axis` on; that is opset 13's op over `axis` only when the dims after it
+// are all 1.
 Check CheckLegacySoftmax(Graph* graph, const std::vector<int>& nodes) {
   for (int n : nodes) {
     Node& node = graph->nodes[n];
@@ -574,7 +575,7 @@ Check CheckLegacySoftmax(Graph* graph, const std::vector<int>& nodes) {
     if (axis < 0) axis += rank;
     for (int64_t d = axis + 1; d < rank; ++d) {
       if (x.shape[d] != 1) {
-        return Fail("node '" + node.name + "': Softmax (opset < 13) over dims " +
+        return Fail("node '" + node.name + "': " + node.op + " (opset < 13) over dims " +
                     std::to_string(axis) + ".." + std::to_string(rank - 1) + " of '" + x.name +
                     "' is not supported; export with opset 13 or later");
       }

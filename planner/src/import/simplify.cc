@@ -400,6 +400,155 @@ Check FuseHardSwishAt(Graph* graph, int m) {
   return Check();
 }
 
+// The value of tensor `t` when it is a one-element float32 constant whose
+// rank does not exceed `max_rank` (so it cannot widen a broadcast).
+std::optional<float> ScalarConstant(const Graph& graph, int t, size_t max_rank) {
+  if (!IsConstant(graph, t)) return std::nullopt;
+  const Tensor& c = graph.tensors[t];
+  if (c.dtype != DType::Float32 || c.elements() != 1 || c.shape.size() > max_rank) {
+    return std::nullopt;
+  }
+  return c.FloatData()[0];
+}
+
+// The other input of binary node `n` when one of its inputs is `t`, else -1.
+int OtherInput(const Node& n, int t) {
+  if (n.inputs.size() != 2) return -1;
+  if (n.inputs[0] == t) return n.inputs[1];
+  if (n.inputs[1] == t) return n.inputs[0];
+  return -1;
+}
+
+// The single node reading `t` (not a graph output), or -1.
+int SoleReader(const Graph& graph, int t) {
+  if (IsGraphOutput(graph, t)) return -1;
+  int reader = -1;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const auto& in = graph.nodes[n].inputs;
+    if (std::find(in.begin(), in.end(), t) == in.end()) continue;
+    if (reader >= 0) return -1;
+    reader = static_cast<int>(n);
+  }
+  return reader;
+}
+
+// Rewrites the exact GELU torch exports at opsets 11-17 (and its reorderings)
+// into one Gelu node:
+//   d = Div(x, sqrt(2))  or  Mul(x, 1/sqrt(2))
+//   a = Add(Erf(d), 1)
+//   y = x * a * 0.5, as any two Muls: Mul(Mul(x, a), 0.5), Mul(Mul(x, 0.5), a),
+//       Mul(x, Mul(a, 0.5)), operands in either order.
+// The constants are checked exactly, but for the float rounding of sqrt(2).
+Check FuseGeluAt(Graph* graph, int e) {
+  const Node& erf = graph->nodes[e];
+  if (erf.op != "Erf" || erf.inputs.size() != 1 || erf.outputs.size() != 1) return Check();
+  const std::vector<int> producer = graph->Producers();
+  const int d_out = erf.inputs[0];
+  const int d = producer[d_out];
+  if (d < 0 || SoleReader(*graph, d_out) != e) return Check();
+  const Node& div = graph->nodes[d];
+  if ((div.op != "Div" && div.op != "Mul") || div.inputs.size() != 2) return Check();
+  int x = -1;
+  for (int k = 0; k < 2 && x < 0; ++k) {
+    if (div.op == "Div" && k == 1) break;  // Div(x, c) only
+    const int cand = div.inputs[k];
+    const Tensor& xt = graph->tensors[cand];
+    if (xt.dtype != DType::Float32 || IsConstant(*graph, cand)) continue;
+    const std::optional<float> c = ScalarConstant(*graph, div.inputs[1 - k], xt.shape.size());
+    if (!c) continue;
+    const double want = div.op == "Div" ? std::sqrt(2.0) : std::sqrt(0.5);
+    if (std::fabs(static_cast<double>(*c) - want) <= 1e-6) x = cand;
+  }
+  if (x < 0) return Check();
+  const size_t rank = graph->tensors[x].shape.size();
+  const int erf_out = erf.outputs[0];
+  const int a = SoleReader(*graph, erf_out);
+  if (a < 0 || graph->nodes[a].op != "Add" || graph->nodes[a].outputs.size() != 1) return Check();
+  const std::optional<float> one = ScalarConstant(*graph, OtherInput(graph->nodes[a], erf_out), rank);
+  if (!one || *one != 1.0f) return Check();
+  const int a_out = graph->nodes[a].outputs[0];
+  auto is_half = [&](int t) {
+    const std::optional<float> v = ScalarConstant(*graph, t, rank);
+    return v && *v == 0.5f;
+  };
+  // n1: the Mul reading a. Either it multiplies a by x or 0.5 (then the
+  // outer Mul n2 multiplies by the remaining factor) or by Mul(x, 0.5).
+  const int n1 = SoleReader(*graph, a_out);
+  if (n1 < 0 || graph->nodes[n1].op != "Mul" || graph->nodes[n1].outputs.size() != 1) {
+    return Check();
+  }
+  const int o1 = OtherInput(graph->nodes[n1], a_out);
+  if (o1 < 0) return Check();
+  int root = -1, inner = -1;
+  if (o1 == x || is_half(o1)) {
+    const int n1_out = graph->nodes[n1].outputs[0];
+    const int n2 = SoleReader(*graph, n1_out);
+    if (n2 < 0 || graph->nodes[n2].op != "Mul") return Check();
+    const int o2 = OtherInput(graph->nodes[n2], n1_out);
+    if (o2 < 0 || !(o1 == x ? is_half(o2) : o2 == x)) return Check();
+    root = n2;
+    inner = n1;
+  } else {
+    const int q = producer[o1];
+    if (q < 0 || graph->nodes[q].op != "Mul" || SoleReader(*graph, o1) != n1) return Check();
+    const int oq = OtherInput(graph->nodes[q], x);
+    if (oq < 0 || oq == x || !is_half(oq)) return Check();
+    root = n1;
+    inner = q;
+  }
+  const int y = graph->nodes[root].outputs.size() == 1 ? graph->nodes[root].outputs[0] : -1;
+  if (y < 0 || graph->tensors[y].shape != graph->tensors[x].shape) return Check();
+  Node& fused = graph->nodes[root];
+  fused.op = "Gelu";
+  fused.inputs = {x};
+  fused.attrs.clear();
+  fused.clamp.reset();
+  for (int dead : {d, e, a, inner}) KillNode(&graph->nodes[dead]);
+  return Check();
+}
+
+// Rewrites Mul(x, Tanh(Softplus(x))) (either order) into one Mish node.
+Check FuseMishAt(Graph* graph, int m) {
+  const Node& mul = graph->nodes[m];
+  if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.inputs[0] < 0 || mul.inputs[1] < 0) {
+    return Check();
+  }
+  const std::vector<int> producer = graph->Producers();
+  for (int k = 0; k < 2; ++k) {
+    const int gate = mul.inputs[k];
+    const int x = mul.inputs[1 - k];
+    const int t = producer[gate];
+    if (t < 0 || graph->nodes[t].op != "Tanh" || graph->nodes[t].inputs.size() != 1 ||
+        SoleReader(*graph, gate) != m) {
+      continue;
+    }
+    const int sp_out = graph->nodes[t].inputs[0];
+    const int sp = producer[sp_out];
+    if (sp < 0 || graph->nodes[sp].op != "Softplus" || graph->nodes[sp].inputs.size() != 1 ||
+        graph->nodes[sp].inputs[0] != x || SoleReader(*graph, sp_out) != t ||
+        graph->tensors[x].dtype != DType::Float32 ||
+        graph->tensors[mul.outputs[0]].shape != graph->tensors[x].shape) {
+      continue;
+    }
+    Node& fused = graph->nodes[m];
+    fused.op = "Mish";
+    fused.inputs = {x};
+    fused.attrs.clear();
+    KillNode(&graph->nodes[t]);
+    KillNode(&graph->nodes[sp]);
+    break;
+  }
+  return Check();
+}
+
+// A float tensor named after `base`, shape to be inferred.
+int AddFloatTensor(Graph* graph, const std::string& base) {
+  Tensor t;
+  t.name = UniqueTensorName(*graph, base);
+  t.dtype = DType::Float32;
+  return graph->AddTensor(std::move(t));
+}
+
 }  // namespace
 
 Check RemoveIdentities(Graph* graph) {
@@ -522,6 +671,44 @@ Check FuseActivations(Graph* graph) { return RewriteEachNode(graph, FuseActivati
 
 Check FuseHardSwish(Graph* graph) { return RewriteEachNode(graph, FuseHardSwishAt); }
 
+Check LowerSmallestTopK(Graph* graph) {
+  std::vector<Node> nodes;
+  nodes.reserve(graph->nodes.size());
+  for (Node& node : graph->nodes) {
+    if (node.op != "TopK" || node.GetInt("largest", 1) != 0 || node.inputs.empty() ||
+        node.outputs.empty()) {
+      nodes.push_back(std::move(node));
+      continue;
+    }
+    const int x = node.inputs[0];
+    const int values = node.outputs[0];
+    const int neg_x = AddFloatTensor(graph, graph->tensors[x].name + "_neg");
+    const int neg_values = AddFloatTensor(graph, graph->tensors[values].name + "_neg");
+    Node before;
+    before.op = "Neg";
+    before.name = node.name + "_neg_in";
+    before.inputs = {x};
+    before.outputs = {neg_x};
+    Node after;
+    after.op = "Neg";
+    after.name = node.name + "_neg_out";
+    after.inputs = {neg_values};
+    after.outputs = {values};
+    node.inputs[0] = neg_x;
+    node.outputs[0] = neg_values;
+    node.attrs.erase("largest");
+    nodes.push_back(std::move(before));
+    nodes.push_back(std::move(node));
+    nodes.push_back(std::move(after));
+  }
+  graph->nodes = std::move(nodes);
+  return Check();
+}
+
+Check FuseGelu(Graph* graph) { return RewriteEachNode(graph, FuseGeluAt); }
+
+Check FuseMish(Graph* graph) { return RewriteEachNode(graph, FuseMishAt); }
+
 void RemoveUnusedTensors(Graph* graph) {
   std::vector<bool> used(graph->tensors.size(), false);
   for (const Node& node : graph->nodes) {
@@ -558,6 +745,9 @@ Check Simplify(Graph* graph) {
   BATON_TRY(ResolveAutoPad(graph));
   BATON_TRY(FoldBatchNorm(graph));
   BATON_TRY(FuseHardSwish(graph));
+  BATON_TRY(FuseGelu(graph));
+  BATON_TRY(FuseMish(graph));
+  BATON_TRY(LowerSmallestTopK(graph));
   BATON_TRY(FuseActivations(graph));
   RemoveUnusedTensors(graph);
   BATON_TRY(InferShapes(graph));

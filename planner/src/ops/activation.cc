@@ -1,4 +1,5 @@
-// Unary activations.
+// Unary activations and unary float math (Sqrt, Exp, Log, Erf, Neg, Abs,
+// Reciprocal, Softplus, Elu, and the fused Gelu and Mish).
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,15 @@ Check InferUnary(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   c.SameAsInput(0);
   return Check();
+}
+
+// Gelu (ONNX opset 20, or fused from the Erf pattern): the exact form only.
+Check InferGelu(InferContext& c) {
+  if (c.node().GetString("approximate", "none") != "none") {
+    return c.Err("Gelu approximate='" + c.node().GetString("approximate", "none") +
+                 "' is not supported (only 'none', the erf form)");
+  }
+  return InferUnary(c);
 }
 
 Check InferClip(InferContext& c) {
@@ -48,6 +58,10 @@ Result<LoweredParams> LowerActivationParams(flatbuffers::FlatBufferBuilder* b, c
 Result<LoweredParams> LowerLeakyRelu(flatbuffers::FlatBufferBuilder* b, const Graph&,
                                      const Node& n) {
   return LowerActivationParams(b, n, 0.01f, -kInf, kInf);
+}
+
+Result<LoweredParams> LowerElu(flatbuffers::FlatBufferBuilder* b, const Graph&, const Node& n) {
+  return LowerActivationParams(b, n, 1.0f, -kInf, kInf);
 }
 
 Result<LoweredParams> LowerHardActivation(flatbuffers::FlatBufferBuilder* b, const Graph&,
@@ -116,6 +130,32 @@ Check EvalHardSwish(const Node& node, const std::vector<const Tensor*>& inputs,
                   [](float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); });
 }
 
+// log(1 + exp(x)) without overflow, as the kernel computes it.
+float Softplus(float x) { return std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }
+
+template <float (*kFn)(float)>
+Check EvalMap(const Node& node, const std::vector<const Tensor*>& inputs,
+              const std::vector<Tensor*>& outputs) {
+  return MapFloat(node, *inputs[0], outputs[0], kFn);
+}
+
+float SqrtF(float x) { return std::sqrt(x); }
+float ExpF(float x) { return std::exp(x); }
+float LogF(float x) { return std::log(x); }
+float ErfF(float x) { return std::erf(x); }
+float NegF(float x) { return -x; }
+float AbsF(float x) { return std::fabs(x); }
+float ReciprocalF(float x) { return 1.0f / x; }
+float GeluF(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+float MishF(float x) { return x * std::tanh(Softplus(x)); }
+
+Check EvalElu(const Node& node, const std::vector<const Tensor*>& inputs,
+              const std::vector<Tensor*>& outputs) {
+  const float alpha = node.GetFloat("alpha", 1.0f);
+  return MapFloat(node, *inputs[0], outputs[0],
+                  [alpha](float x) { return x > 0 ? x : alpha * std::expm1(x); });
+}
+
 // Bounds from the attributes (opset < 11) or from inputs 1 and 2.
 Check EvalClip(const Node& node, const std::vector<const Tensor*>& inputs,
                const std::vector<Tensor*>& outputs) {
@@ -143,6 +183,17 @@ const OpDef kOps[] = {
     {"Tanh", 1, 1, 1, 1, InferUnary, true, schema::Op::Tanh, 1, nullptr, nullptr, EvalTanh, false},
     {"HardSigmoid", 1, 1, 1, 1, InferUnary, true, schema::Op::HardSigmoid, 1, LowerHardActivation, nullptr, EvalHardSigmoid, false},
     {"HardSwish", 1, 1, 1, 1, InferUnary, true, schema::Op::HardSwish, 1, LowerHardActivation, nullptr, EvalHardSwish, false},
+    {"Sqrt", 1, 1, 1, 1, InferUnary, true, schema::Op::Sqrt, 1, nullptr, nullptr, EvalMap<SqrtF>, false},
+    {"Exp", 1, 1, 1, 1, InferUnary, true, schema::Op::Exp, 1, nullptr, nullptr, EvalMap<ExpF>, false},
+    {"Log", 1, 1, 1, 1, InferUnary, true, schema::Op::Log, 1, nullptr, nullptr, EvalMap<LogF>, false},
+    {"Erf", 1, 1, 1, 1, InferUnary, true, schema::Op::Erf, 1, nullptr, nullptr, EvalMap<ErfF>, false},
+    {"Neg", 1, 1, 1, 1, InferUnary, true, schema::Op::Neg, 1, nullptr, nullptr, EvalMap<NegF>, false},
+    {"Abs", 1, 1, 1, 1, InferUnary, true, schema::Op::Abs, 1, nullptr, nullptr, EvalMap<AbsF>, false},
+    {"Reciprocal", 1, 1, 1, 1, InferUnary, true, schema::Op::Reciprocal, 1, nullptr, nullptr, EvalMap<ReciprocalF>, false},
+    {"Softplus", 1, 1, 1, 1, InferUnary, true, schema::Op::Softplus, 1, nullptr, nullptr, EvalMap<Softplus>, false},
+    {"Elu", 1, 1, 1, 1, InferUnary, true, schema::Op::Elu, 1, LowerElu, nullptr, EvalElu, false},
+    {"Gelu", 1, 1, 1, 1, InferGelu, true, schema::Op::Gelu, 1, nullptr, nullptr, EvalMap<GeluF>, false},
+    {"Mish", 1, 1, 1, 1, InferUnary, true, schema::Op::Mish, 1, nullptr, nullptr, EvalMap<MishF>, false},
 };
 // clang-format on
 

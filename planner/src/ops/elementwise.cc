@@ -1,6 +1,10 @@
-// Binary elementwise ops with numpy broadcasting.
+// Binary elementwise ops with numpy broadcasting: Add, Sub, Mul, Div, Max,
+// Min (float32, int32, int64 on the host; float32 kernels), Pow (float32
+// base; float32 exponent, or an int32/int64 scalar one), PRelu (the slope
+// broadcasts to x).
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <type_traits>
 
@@ -26,6 +30,34 @@ Check InferElementwise(InferContext& c) {
                  c.Name(0) + " and " + c.Name(1) + " are not broadcastable");
   }
   c.Output(dtype, out);
+  return Check();
+}
+
+Check InferPow(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  const DType e = c.In(1).dtype;
+  if (e != DType::Float32 && !((e == DType::Int64 || e == DType::Int32) && c.In(1).elements() == 1)) {
+    return c.Err("exponent " + c.Desc(1) + " must be float32, or an int32/int64 scalar (is " +
+                 DTypeName(e) + ")");
+  }
+  Shape out;
+  if (!internal::BroadcastShapes(c.S(0), c.S(1), &out)) {
+    return c.Err("shapes " + ShapeString(c.S(0)) + " and " + ShapeString(c.S(1)) + " of " +
+                 c.Name(0) + " and " + c.Name(1) + " are not broadcastable");
+  }
+  c.Output(DType::Float32, out);
+  return Check();
+}
+
+// The slope broadcasts to x (ONNX's unidirectional broadcast).
+Check InferPRelu(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(c.RequireFloat(1));
+  Shape out;
+  if (!internal::BroadcastShapes(c.S(0), c.S(1), &out) || out != c.S(0)) {
+    return c.Err("slope " + c.Desc(1) + " does not broadcast to " + c.Desc(0));
+  }
+  c.SameAsInput(0);
   return Check();
 }
 
@@ -70,6 +102,26 @@ struct DivFn {
   }
 };
 
+// Max and Min propagate NaN, as the kernels do.
+struct MaxFn {
+  template <typename T>
+  T operator()(T x, T y, bool*) const {
+    return (x > y || x != x) ? x : y;
+  }
+};
+struct MinFn {
+  template <typename T>
+  T operator()(T x, T y, bool*) const {
+    return (x < y || x != x) ? x : y;
+  }
+};
+struct PReluFn {
+  template <typename T>
+  T operator()(T x, T slope, bool*) const {
+    return x < 0 ? x * slope : x;
+  }
+};
+
 template <typename T, typename Fn>
 Check Binary(const Tensor& a, const Tensor& b, Tensor* out) {
   const std::vector<T> va = internal::Values<T>(a), vb = internal::Values<T>(b);
@@ -108,6 +160,40 @@ Check EvalBinary(const Node& node, const std::vector<const Tensor*>& inputs,
   return internal::CannotEvaluate(node, a.dtype);
 }
 
+// Float PRelu only (the kernel's dtype).
+Check EvalPRelu(const Node& node, const std::vector<const Tensor*>& inputs,
+                const std::vector<Tensor*>& outputs) {
+  if (inputs[0]->dtype != DType::Float32) return internal::CannotEvaluate(node, inputs[0]->dtype);
+  return EvalBinary<PReluFn>(node, inputs, outputs);
+}
+
+// A float base; a float exponent, or an integer scalar one.
+Check EvalPow(const Node& node, const std::vector<const Tensor*>& inputs,
+              const std::vector<Tensor*>& outputs) {
+  if (inputs.size() < 2 || inputs[1] == nullptr) return Fail("missing exponent");
+  const Tensor& x = *inputs[0];
+  const Tensor& e = *inputs[1];
+  if (x.dtype != DType::Float32) return internal::CannotEvaluate(node, x.dtype);
+  if (e.data.size() != e.bytes()) return Fail("value of '" + e.name + "' is incomplete");
+  std::vector<float> ev;
+  if (e.dtype == DType::Float32) {
+    ev = e.FloatData();
+  } else if (e.dtype == DType::Int64 || e.dtype == DType::Int32) {
+    for (int64_t v : e.IntData()) ev.push_back(static_cast<float>(v));
+  } else {
+    return internal::CannotEvaluate(node, e.dtype);
+  }
+  const std::vector<float> xv = x.FloatData();
+  std::vector<float> result(static_cast<size_t>(outputs[0]->elements()));
+  const Shape sa = internal::BroadcastStrides(x.shape, outputs[0]->shape);
+  const Shape sb = internal::BroadcastStrides(e.shape, outputs[0]->shape);
+  internal::ForEachIndex(outputs[0]->shape, sa, sb, [&](int64_t i, int64_t ia, int64_t ib) {
+    result[i] = std::pow(xv[ia], ev[ib]);
+  });
+  internal::Store(result, outputs[0]);
+  return Check();
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
 // clang-format off
@@ -116,6 +202,10 @@ const OpDef kOps[] = {
     {"Sub", 2, 2, 1, 1, InferElementwise, true, schema::Op::Sub, 2, LowerElementwise, nullptr, EvalBinary<SubFn>, false},
     {"Mul", 2, 2, 1, 1, InferElementwise, true, schema::Op::Mul, 2, LowerElementwise, nullptr, EvalBinary<MulFn>, false},
     {"Div", 2, 2, 1, 1, InferElementwise, true, schema::Op::Div, 2, LowerElementwise, nullptr, EvalBinary<DivFn>, false},
+    {"Pow", 2, 2, 1, 1, InferPow, true, schema::Op::Pow, 2, nullptr, nullptr, EvalPow, false},
+    {"Max", 2, 2, 1, 1, InferElementwise, true, schema::Op::Max, 2, nullptr, nullptr, EvalBinary<MaxFn>, false},
+    {"Min", 2, 2, 1, 1, InferElementwise, true, schema::Op::Min, 2, nullptr, nullptr, EvalBinary<MinFn>, false},
+    {"PRelu", 2, 2, 1, 1, InferPRelu, true, schema::Op::PRelu, 2, nullptr, nullptr, EvalPRelu, false},
 };
 // clang-format on
 

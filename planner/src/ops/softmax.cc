@@ -1,6 +1,8 @@
-// Softmax along one axis.
+// Softmax and LogSoftmax along one axis (opset < 13 models get an explicit
+// axis at import, import_onnx.cc).
 
 #include <algorithm>
+#include <cmath>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
@@ -23,11 +25,41 @@ Result<LoweredParams> LowerSoftmax(flatbuffers::FlatBufferBuilder* b, const Grap
   return internal::LowerAxis(b, g, n, /*default_axis=*/-1, /*check_range=*/true);
 }
 
+// log(softmax(x)) = x - max - log(sum(exp(x - max))), in double.
+Check EvalLogSoftmax(const Node& node, const std::vector<const Tensor*>& inputs,
+                     const std::vector<Tensor*>& outputs) {
+  const Tensor& x = *inputs[0];
+  if (x.dtype != DType::Float32) return internal::CannotEvaluate(node, x.dtype);
+  const int64_t axis = internal::NormalizeAxis(node.GetInt("axis", -1), x.shape.size());
+  const std::vector<float> v = x.FloatData();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const int64_t len = x.shape[axis];
+  std::vector<float> out(v.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t a) { return (o * len + a) * inner + i; };
+      double mx = -INFINITY;
+      for (int64_t a = 0; a < len; ++a) mx = std::max(mx, static_cast<double>(v[at(a)]));
+      double sum = 0.0;
+      for (int64_t a = 0; a < len; ++a) sum += std::exp(static_cast<double>(v[at(a)]) - mx);
+      const double shift = mx + std::log(sum);
+      for (int64_t a = 0; a < len; ++a) {
+        out[at(a)] = static_cast<float>(static_cast<double>(v[at(a)]) - shift);
+      }
+    }
+  }
+  internal::Store(out, outputs[0]);
+  return Check();
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
 // clang-format off
 const OpDef kOps[] = {
     {"Softmax", 1, 1, 1, 1, InferSoftmax, true, schema::Op::Softmax, 1, LowerSoftmax, nullptr, nullptr, false},
+    {"LogSoftmax", 1, 1, 1, 1, InferSoftmax, true, schema::Op::LogSoftmax, 1, LowerSoftmax, nullptr, EvalLogSoftmax, false},
 };
 // clang-format on
 

@@ -1,5 +1,8 @@
-// Pointwise activations: Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid,
-// HardSwish. Output shape equals input shape; the output may alias the input.
+// Pointwise activations and unary math: Relu, LeakyRelu, Clip, Sigmoid, Tanh,
+// HardSigmoid, HardSwish, Sqrt, Exp, Log, Erf, Neg, Abs, Reciprocal, Softplus,
+// Elu, Gelu (exact, erf form), Mish. Output shape equals input shape; the
+// output may alias the input. Each op is one flat loop over the elements
+// (vectorized by the compiler where it has no libm call).
 
 #include <math.h>
 
@@ -78,6 +81,55 @@ Status HardSwishEval(const KernelCall& call) {
   return Map(call, [](float v) { return v * Clamp01(v * (1.0f / 6.0f) + 0.5f); });
 }
 
+Status SqrtEval(const KernelCall& call) {
+  return Map(call, [](float v) { return sqrtf(v); });
+}
+
+Status ExpEval(const KernelCall& call) {
+  return Map(call, [](float v) { return expf(v); });
+}
+
+Status LogEval(const KernelCall& call) {
+  return Map(call, [](float v) { return logf(v); });
+}
+
+Status ErfEval(const KernelCall& call) {
+  return Map(call, [](float v) { return erff(v); });
+}
+
+Status NegEval(const KernelCall& call) {
+  return Map(call, [](float v) { return -v; });
+}
+
+Status AbsEval(const KernelCall& call) {
+  return Map(call, [](float v) { return fabsf(v); });
+}
+
+Status ReciprocalEval(const KernelCall& call) {
+  return Map(call, [](float v) { return 1.0f / v; });
+}
+
+// log(1 + exp(v)) without overflow: max(v, 0) + log1p(exp(-|v|)).
+inline float Softplus(float v) { return (v > 0.0f ? v : 0.0f) + log1pf(expf(-fabsf(v))); }
+
+Status SoftplusEval(const KernelCall& call) {
+  return Map(call, [](float v) { return Softplus(v); });
+}
+
+Status EluEval(const KernelCall& call) {
+  const float alpha = call.node->params_as_ActivationParams()->alpha();
+  return Map(call, [alpha](float v) { return v > 0.0f ? v : alpha * expm1f(v); });
+}
+
+// The exact GELU (torch's default, approximate='none').
+Status GeluEval(const KernelCall& call) {
+  return Map(call, [](float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); });
+}
+
+Status MishEval(const KernelCall& call) {
+  return Map(call, [](float v) { return v * tanhf(Softplus(v)); });
+}
+
 }  // namespace
 
 constexpr KernelEntry kActivationEntries[] = {
@@ -88,6 +140,17 @@ constexpr KernelEntry kActivationEntries[] = {
     {Op::Tanh, kAllDeviceKinds, UnaryPrepare, TanhEval, nullptr},
     {Op::HardSigmoid, kAllDeviceKinds, ActivationPrepare, HardSigmoidEval, nullptr},
     {Op::HardSwish, kAllDeviceKinds, UnaryPrepare, HardSwishEval, nullptr},
+    {Op::Sqrt, kAllDeviceKinds, UnaryPrepare, SqrtEval, nullptr},
+    {Op::Exp, kAllDeviceKinds, UnaryPrepare, ExpEval, nullptr},
+    {Op::Log, kAllDeviceKinds, UnaryPrepare, LogEval, nullptr},
+    {Op::Erf, kAllDeviceKinds, UnaryPrepare, ErfEval, nullptr},
+    {Op::Neg, kAllDeviceKinds, UnaryPrepare, NegEval, nullptr},
+    {Op::Abs, kAllDeviceKinds, UnaryPrepare, AbsEval, nullptr},
+    {Op::Reciprocal, kAllDeviceKinds, UnaryPrepare, ReciprocalEval, nullptr},
+    {Op::Softplus, kAllDeviceKinds, UnaryPrepare, SoftplusEval, nullptr},
+    {Op::Elu, kAllDeviceKinds, ActivationPrepare, EluEval, nullptr},
+    {Op::Gelu, kAllDeviceKinds, UnaryPrepare, GeluEval, nullptr},
+    {Op::Mish, kAllDeviceKinds, UnaryPrepare, MishEval, nullptr},
 };
 BATON_KERNEL_FAMILY(Activation, kActivationEntries);
 

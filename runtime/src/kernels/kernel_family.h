@@ -75,7 +75,8 @@ struct KernelFamily {
   X(Transpose)                   \
   X(Gather)                      \
   X(Logic)                       \
-  X(CastExpand)
+  X(CastExpand)                  \
+  X(Tile)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

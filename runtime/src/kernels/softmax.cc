@@ -1,5 +1,6 @@
 // Softmax over one axis (opset 13): y = exp(x - max) / sum(exp(x - max)),
-// max and sum taken along AxisParams.axis. The output may alias the input.
+// max and sum taken along AxisParams.axis; LogSoftmax:
+// y = x - max - log(sum(exp(x - max))). The output may alias the input.
 
 #include <math.h>
 
@@ -16,12 +17,13 @@ Status SoftmaxPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckRank(call.inputs[0]));
   BATON_KCHECK(SameShape(call.inputs[0], call.outputs[0]), "Softmax output shape != input");
   const schema::AxisParams* p = call.node->params_as_AxisParams();
-  BATON_KCHECK(p != nullptr, "Softmax needs AxisParams");
+  BATON_KCHECK(p != nullptr, "Softmax/LogSoftmax needs AxisParams");
   BATON_KCHECK(p->axis() >= 0 && static_cast<uint32_t>(p->axis()) < call.inputs[0].rank(),
                "Softmax axis out of range");
   return Status::Ok();
 }
 
+template <bool kLog>
 Status SoftmaxEval(const KernelCall& call) {
   const TensorArg& tx = call.inputs[0];
   const uint32_t axis = static_cast<uint32_t>(call.node->params_as_AxisParams()->axis());
@@ -38,6 +40,12 @@ Status SoftmaxEval(const KernelCall& call) {
       float mx = xs[0];
       for (int64_t a = 1; a < len; ++a) mx = xs[a * inner] > mx ? xs[a * inner] : mx;
       float sum = 0.0f;
+      if (kLog) {
+        for (int64_t a = 0; a < len; ++a) sum += expf(xs[a * inner] - mx);
+        const float shift = mx + logf(sum);
+        for (int64_t a = 0; a < len; ++a) ys[a * inner] = xs[a * inner] - shift;
+        continue;
+      }
       for (int64_t a = 0; a < len; ++a) {
         const float e = expf(xs[a * inner] - mx);
         ys[a * inner] = e;
@@ -53,7 +61,8 @@ Status SoftmaxEval(const KernelCall& call) {
 }  // namespace
 
 constexpr KernelEntry kSoftmaxEntries[] = {
-    {Op::Softmax, kAllDeviceKinds, SoftmaxPrepare, SoftmaxEval, nullptr},
+    {Op::Softmax, kAllDeviceKinds, SoftmaxPrepare, SoftmaxEval<false>, nullptr},
+    {Op::LogSoftmax, kAllDeviceKinds, SoftmaxPrepare, SoftmaxEval<true>, nullptr},
 };
 BATON_KERNEL_FAMILY(Softmax, kSoftmaxEntries);
 

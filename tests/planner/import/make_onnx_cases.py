@@ -67,7 +67,7 @@ def cases():
 
     # Errors.
     out["unsupported_op"] = model(
-        [helper.make_node("Erf", ["x"], ["y"], name="erf1")], [vi("x", [1, 4])],
+        [helper.make_node("Det", ["x"], ["y"], name="det1")], [vi("x", [1, 4])],
         [vi("y", [1, 4])])
     foo = helper.make_node("Foo", ["x"], ["y"], domain="com.example")
     m = model([foo], [vi("x", [1, 4])], [vi("y", [1, 4])])
@@ -76,10 +76,10 @@ def cases():
 
     # Issue 14: several missing ops, reported together.
     nodes = [
-        helper.make_node("Erf", ["x"], ["a"], name="erf_a"),
+        helper.make_node("Hardmax", ["x"], ["a"], name="hardmax_a"),
         helper.make_node("LSTM", ["a", "w", "r"], ["b"], name="lstm", hidden_size=4),
         helper.make_node("Foo", ["b"], ["c"], name="foo", domain="com.example"),
-        helper.make_node("Erf", ["c"], ["y"], name="erf_b"),
+        helper.make_node("Hardmax", ["c"], ["y"], name="hardmax_b"),
     ]
     m = model(nodes, [vi("x", [1, 1, 4])], [vi("y", [1, 1, 4])],
               [f32("w", np.ones((1, 16, 4))), f32("r", np.ones((1, 16, 4)))])

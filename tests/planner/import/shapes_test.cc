@@ -345,6 +345,78 @@ TEST(ShapesReduceTest, AxesAttrAndInput) {
   EXPECT_EQ(InferOne(a), (Shape{}));
 }
 
+// Issue 14's ops: shapes, dtypes and the errors for what is not supported.
+TEST(ShapesOps14Test, ShapesAndErrors) {
+  Builder r;  // ReduceMax keeps int64 (shape arithmetic), negative axes
+  r.Input("x", {2, 3, 4}, DType::Int64);
+  r.Add("ReduceMax", "rm", {"x"}, {"y"}, {{"axes", Ints({-1})}, {"keepdims", Int(0)}});
+  EXPECT_EQ(InferOne(r), (Shape{2, 3}));
+  EXPECT_EQ(r.T("y").dtype, DType::Int64);
+
+  Builder rs;  // ReduceSum axes input (opset 13), repeated axis
+  rs.Input("x", {2, 3, 4});
+  rs.ConstI("axes", {1, -2});
+  rs.Add("ReduceSum", "rs", {"x", "axes"}, {"y"});
+  EXPECT_ERROR(rs, "node 'rs': axis -2 is repeated");
+
+  Builder am;
+  am.Input("x", {2, 3, 4});
+  am.Add("ArgMax", "am", {"x"}, {"y"}, {{"axis", Int(-2)}, {"keepdims", Int(0)}});
+  EXPECT_EQ(InferOne(am), (Shape{2, 4}));
+  EXPECT_EQ(am.T("y").dtype, DType::Int64);
+  Builder last;
+  last.Input("x", {2, 3});
+  last.Add("ArgMin", "am", {"x"}, {"y"}, {{"select_last_index", Int(1)}});
+  EXPECT_ERROR(last, "node 'am': select_last_index=1 is not supported");
+
+  Builder tk;
+  tk.Input("x", {2, 7});
+  tk.ConstI("k", {3});
+  tk.Add("TopK", "tk", {"x", "k"}, {"v", "i"});
+  EXPECT_EQ(InferOne(tk, "v"), (Shape{2, 3}));
+  EXPECT_EQ(tk.T("i").dtype, DType::Int64);
+  Builder dyn;
+  dyn.Input("x", {2, 7});
+  dyn.Input("k", {1}, DType::Int64);
+  dyn.Add("TopK", "tk", {"x", "k"}, {"v", "i"});
+  EXPECT_ERROR(dyn, "node 'tk': k 'k' is not a constant (only a constant k is supported)");
+  Builder big;
+  big.Input("x", {2, 7});
+  big.ConstI("k", {8});
+  big.Add("TopK", "tk", {"x", "k"}, {"v", "i"});
+  EXPECT_ERROR(big, "node 'tk': k = 8 is outside [0, 7] for 'x' [2,7]");
+
+  Builder pw;  // int64 exponent must be a scalar
+  pw.Input("x", {2, 3});
+  pw.ConstI("e", {2, 2, 2});
+  pw.Add("Pow", "pow", {"x", "e"}, {"y"});
+  EXPECT_ERROR(pw, "node 'pow': exponent 'e' [3] must be float32, or an int32/int64 scalar (is int64)");
+
+  Builder pr;  // the slope broadcasts to x, not the other way
+  pr.Input("x", {2, 3});
+  pr.ConstF("s", {4, 2, 3});
+  pr.Add("PRelu", "pr", {"x", "s"}, {"y"});
+  EXPECT_ERROR(pr, "node 'pr': slope 's' [4,2,3] does not broadcast to 'x' [2,3]");
+
+  Builder mx;  // variadic Max beyond two inputs is rejected clearly
+  mx.Input("a", {2});
+  mx.Input("b", {2});
+  mx.Input("c", {2});
+  mx.Add("Max", "max", {"a", "b", "c"}, {"y"});
+  EXPECT_ERROR(mx, "node 'max': Max has 3 inputs, expected 2");
+
+  Builder tl;
+  tl.Input("x", {2, 3});
+  tl.ConstI("reps", {3, 2});
+  tl.Add("Tile", "tile", {"x", "reps"}, {"y"});
+  EXPECT_EQ(InferOne(tl), (Shape{6, 6}));
+
+  Builder gl;
+  gl.Input("x", {2});
+  gl.Add("Gelu", "gelu", {"x"}, {"y"}, {{"approximate", Str("tanh")}});
+  EXPECT_ERROR(gl, "node 'gelu': Gelu approximate='tanh' is not supported (only 'none', the erf form)");
+}
+
 TEST(ShapesBatchNormTest, ChecksParams) {
   Builder b;
   b.Input("x", {1, 4, 5, 5});

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "baton/planner/import/shapes.h"
 
@@ -232,6 +233,71 @@ TEST(FoldConstantsTest, IntegerArithmetic) {
   EXPECT_EQ(b.Ops(), "Reshape");
   EXPECT_EQ(b.T("s").IntData(), (std::vector<int64_t>{1, 2, 4, 15}));
   EXPECT_EQ(b.T("y").shape, (Shape{1, 2, 4, 15}));
+}
+
+// The host evaluators of issue 14's ops, through constant folding; expected
+// values by hand (ties: the lower index first, as ONNX specifies).
+TEST(FoldConstantsTest, Ops14HostEvals) {
+  Builder b;
+  b.g.tensors[b.Input("xi", {1})].dtype = DType::Int64;
+  b.Input("xf", {2});
+  b.ConstI("a", {3}, {1, 5, -2});
+  b.ConstI("two", {1}, {2});
+  b.Add("Max", "max", {"a", "two"}, {"m"});                                  // {2, 5, 2}
+  b.Add("Min", "min", {"a", "two"}, {"n"});                                  // {1, 2, -2}
+  b.Add("ReduceMin", "rmin", {"n"}, {"rmin_out"}, {{"axes", Ints({0})}});     // {-2}
+  b.Add("ReduceMax", "rmax", {"m"}, {"rmax_out"}, {{"axes", Ints({-1})}});    // {5}
+  b.Add("Add", "ai", {"rmin_out", "rmax_out"}, {"s"});
+  b.Add("Add", "yi", {"xi", "s"}, {"yi_out"});
+  b.ConstF("p", {3}, {1.0f, 2.0f, 3.0f});
+  b.Add("Pow", "pow", {"p", "two"}, {"pw"});                                 // {1, 4, 9}
+  b.ConstI("reps", {1}, {2});
+  b.Add("Tile", "tile", {"pw", "reps"}, {"t"});                              // {1,4,9,1,4,9}
+  b.Add("TopK", "topk", {"t", "two"}, {"tv", "ti"});                         // {9,9}, {2,5}
+  b.Add("ArgMax", "argmax", {"t"}, {"am"});                                  // {2}
+  b.Add("ReduceSum", "rsum", {"tv"}, {"rs"}, {{"keepdims", Int(1)}});       // {18}
+  b.Add("ReduceL2", "rl2", {"pw"}, {"l2"});                                 // {sqrt(98)}
+  b.ConstF("z", {2}, {0.0f, std::log(3.0f)});
+  b.Add("LogSoftmax", "ls", {"z"}, {"lsm"});                                // {-ln 4, ln 3 - ln 4}
+  b.ConstF("u", {2}, {1.0f, -1.0f});
+  b.Add("Gelu", "gelu", {"u"}, {"g"});
+  b.Add("Mish", "mish", {"u"}, {"mi"});
+  b.Add("Elu", "elu", {"u"}, {"e"}, {{"alpha", Float(0.5f)}});
+  b.Add("Softplus", "sp", {"u"}, {"spo"});
+  b.Add("Erf", "erf", {"u"}, {"er"});
+  int k = 0;
+  for (const char* t : {"rs", "l2", "lsm", "g", "mi", "e", "spo", "er"}) {
+    const std::string out = "yf" + std::to_string(k++);
+    b.Add("Add", out, {"xf", t}, {out + "_out"});
+    b.Output(out + "_out");
+  }
+  b.Output("yi_out");
+  b.Add("Add", "yt", {"ti", "am"}, {"yt_out"});
+  b.Output("yt_out");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Add Add Add Add Add Add Add Add Add Add");
+  EXPECT_EQ(b.T("m").IntData(), (std::vector<int64_t>{2, 5, 2}));
+  EXPECT_EQ(b.T("n").IntData(), (std::vector<int64_t>{1, 2, -2}));
+  EXPECT_EQ(b.T("rmin_out").IntData(), (std::vector<int64_t>{-2}));
+  EXPECT_EQ(b.T("rmax_out").IntData(), (std::vector<int64_t>{5}));
+  EXPECT_EQ(b.T("t").FloatData(), (std::vector<float>{1, 4, 9, 1, 4, 9}));
+  EXPECT_EQ(b.T("tv").FloatData(), (std::vector<float>{9, 9}));
+  EXPECT_EQ(b.T("ti").IntData(), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(b.T("am").IntData(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(b.T("rs").FloatData(), (std::vector<float>{18}));
+  EXPECT_NEAR(b.T("l2").FloatData()[0], 9.8994949f, 1e-6f);
+  const std::vector<float> lsm = b.T("lsm").FloatData();
+  EXPECT_NEAR(lsm[0], -1.3862944f, 1e-6f);
+  EXPECT_NEAR(lsm[1], -0.2876821f, 1e-6f);
+  const std::vector<float> g = b.T("g").FloatData(), mi = b.T("mi").FloatData();
+  EXPECT_NEAR(g[0], 0.8413447f, 1e-6f);   // x * Phi(x)
+  EXPECT_NEAR(g[1], -0.1586553f, 1e-6f);
+  EXPECT_NEAR(mi[0], 0.8650984f, 1e-6f);  // x * tanh(ln(1 + e^x))
+  EXPECT_NEAR(mi[1], -0.3034015f, 1e-6f);
+  EXPECT_NEAR(b.T("e").FloatData()[1], -0.3160603f, 1e-6f);  // 0.5 * (e^-1 - 1)
+  EXPECT_NEAR(b.T("spo").FloatData()[0], 1.3132617f, 1e-6f);
+  EXPECT_NEAR(b.T("er").FloatData()[0], 0.8427008f, 1e-6f);
 }
 
 TEST(FoldConstantsTest, FloatSubgraphAndSlice) {
@@ -549,6 +615,102 @@ TEST(FuseHardSwishTest, Preconditions) {
     b.Output("h");
     ExpectOk(Simplify(&b.g));
     EXPECT_EQ(b.Ops(), "HardSigmoid Mul");
+  }
+}
+
+// --- FuseGelu / FuseMish ----------------------------------------------------
+
+// The GELU torch exports: Mul(Mul(x, Add(Erf(Div(x, sqrt2)), 1)), 0.5), in
+// the grouping `grouping` (0: torch's, 1: (x * 0.5) * a, 2: x * (a * 0.5)).
+Builder GeluGraph(int grouping, float sqrt2 = 1.4142135f, float one = 1.0f, float half = 0.5f,
+                  bool div = true) {
+  Builder b;
+  b.Input("x", {1, 4});
+  b.ConstF("c", {}, {div ? sqrt2 : 1.0f / sqrt2});
+  b.ConstF("one", {}, {one});
+  b.ConstF("half", {}, {half});
+  b.Add(div ? "Div" : "Mul", "div", {"x", "c"}, {"d"});
+  b.Add("Erf", "erf", {"d"}, {"e"});
+  b.Add("Add", "add", {"one", "e"}, {"a"});
+  if (grouping == 0) {
+    b.Add("Mul", "m1", {"x", "a"}, {"p"});
+    b.Add("Mul", "m2", {"p", "half"}, {"y"});
+  } else if (grouping == 1) {
+    b.Add("Mul", "m1", {"half", "x"}, {"p"});
+    b.Add("Mul", "m2", {"a", "p"}, {"y"});
+  } else {
+    b.Add("Mul", "m1", {"a", "half"}, {"p"});
+    b.Add("Mul", "m2", {"x", "p"}, {"y"});
+  }
+  b.Output("y");
+  return b;
+}
+
+TEST(FuseGeluTest, EveryGrouping) {
+  for (int grouping = 0; grouping < 3; ++grouping) {
+    SCOPED_TRACE(grouping);
+    Builder b = GeluGraph(grouping);
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Gelu");
+    EXPECT_EQ(b.In("m2", 0), "x");
+    EXPECT_EQ(b.Out("m2"), "y");
+  }
+  Builder b = GeluGraph(0, 1.4142135f, 1.0f, 0.5f, /*div=*/false);  // x * (1/sqrt2)
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Gelu");
+}
+
+TEST(FuseGeluTest, ConstantsMustBeExact) {
+  for (auto [sqrt2, one, half] : {std::tuple{1.4142f, 1.0f, 0.5f},  // not sqrt(2) to 1e-6
+                                  std::tuple{1.4142135f, 1.001f, 0.5f},
+                                  std::tuple{1.4142135f, 1.0f, 0.4999f}}) {
+    Builder b = GeluGraph(0, sqrt2, one, half);
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Div Erf Add Mul Mul");
+  }
+}
+
+TEST(FuseGeluTest, IntermediateUsedElsewhereIsKept) {
+  Builder b = GeluGraph(0);
+  b.Output("e");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Div Erf Add Mul Mul");
+}
+
+TEST(FuseMishTest, MulOfTanhSoftplus) {
+  Builder b;
+  b.Input("x", {1, 4});
+  b.Add("Softplus", "sp", {"x"}, {"s"});
+  b.Add("Tanh", "tanh", {"s"}, {"t"});
+  b.Add("Mul", "mul", {"t", "x"}, {"y"});
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Mish");
+  EXPECT_EQ(b.In("mul", 0), "x");
+}
+
+TEST(FuseMishTest, Preconditions) {
+  {  // Softplus of another tensor
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Input("z", {1, 4});
+    b.Add("Softplus", "sp", {"z"}, {"s"});
+    b.Add("Tanh", "tanh", {"s"}, {"t"});
+    b.Add("Mul", "mul", {"x", "t"}, {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Softplus Tanh Mul");
+  }
+  {  // the Tanh output is also a graph output
+    Builder b;
+    b.Input("x", {1, 4});
+    b.Add("Softplus", "sp", {"x"}, {"s"});
+    b.Add("Tanh", "tanh", {"s"}, {"t"});
+    b.Add("Mul", "mul", {"x", "t"}, {"y"});
+    b.Output("y");
+    b.Output("t");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Softplus Tanh Mul");
   }
 }
 

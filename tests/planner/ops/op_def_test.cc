@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -20,6 +22,10 @@ const std::set<std::string> kEvaluable = {
     // Issue 14: shape arithmetic and masks.
     "Equal", "Greater", "Less", "Not", "And", "Where", "Cast", "Expand", "ConstantOfShape", "Range",
     "Ceil", "Floor", "ReduceProd",
+    // issue 14 (float math; Max/Min/ReduceMax/ReduceMin also on integers)
+    "Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu", "Mish",
+    "Pow", "Max", "Min", "PRelu", "Tile", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+    "ReduceL2", "ArgMax", "ArgMin", "TopK", "LogSoftmax",
 };
 
 TEST(OpDefTest, EveryPlanOpHasExactlyOneKernelDefinition) {
@@ -42,6 +48,17 @@ TEST(OpDefTest, EveryKernelOpHasAReferenceKernel) {
   for (const OpDef* def : AllOps()) {
     if (!def->has_kernel) continue;
     EXPECT_NE(registry.Find(def->kernel_op, DeviceKind::Cpu), nullptr) << def->name;
+  }
+}
+
+// docs/operators.md names every op the planner knows (as `Name`).
+TEST(OpDefTest, EveryOpIsDocumented) {
+  std::ifstream f(std::string(BATON_SOURCE_DIR) + "/docs/operators.md");
+  ASSERT_TRUE(f.good());
+  const std::string doc((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const OpDef* def : AllOps()) {
+    EXPECT_NE(doc.find("`" + std::string(def->name) + "`"), std::string::npos)
+        << def->name << " is not listed in docs/operators.md";
   }
 }
 

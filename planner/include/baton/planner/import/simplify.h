@@ -63,12 +63,31 @@ Check FuseActivations(Graph* graph);
 // Mul node keeps its name and output.
 Check FuseHardSwish(Graph* graph);
 
+// Rewrites the exact GELU as torch exports it at opsets 11-17,
+// x * 0.5 * (1 + Erf(x / sqrt(2))), as Gelu(x): Div by sqrt(2) or Mul by
+// 1/sqrt(2) (within 1e-6, the float rounding), Add of exactly 1, and the
+// product of x, that sum and exactly 0.5 by two Muls in any grouping and
+// operand order. Every intermediate must have no other consumer and not be
+// a graph output; constants must be one-element float32 tensors of rank <= x's.
+// The last Mul keeps its name and output.
+Check FuseGelu(Graph* graph);
+
+// Rewrites Mul(x, Tanh(Softplus(x))) (either operand order) as Mish(x), under
+// the same sole-consumer conditions. The Mul keeps its name and output.
+Check FuseMish(Graph* graph);
+
+// Rewrites TopK with largest=0 as Neg, TopK (largest), Neg of the values: the
+// plan's TopK always selects the largest. Exact (negation is exact), and
+// equal values keep index order either way. The TopK keeps its name.
+Check LowerSmallestTopK(Graph* graph);
+
 // Drops tensors that no node, graph input or graph output references, and
 // renumbers the rest (keeping their order).
 void RemoveUnusedTensors(Graph* graph);
 
 // Runs InferShapes, RemoveIdentities, FoldConstants, CheckFoldOnlyOps, ResolveAutoPad,
-// FoldBatchNorm, FuseHardSwish, FuseActivations, RemoveUnusedTensors, then
+// FoldBatchNorm, FuseHardSwish, FuseGelu, FuseMish, LowerSmallestTopK, FuseActivations,
+// RemoveUnusedTensors, then
 // InferShapes and Validate again.
 Check Simplify(Graph* graph);
 
