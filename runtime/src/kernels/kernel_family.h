@@ -73,7 +73,10 @@ struct KernelFamily {
   X(Slice)                       \
   X(Pad)                         \
   X(Transpose)                   \
-  X(Gather)
+  X(Gather)                      \
+  X(ConvTranspose)               \
+  X(Resize)                      \
+  X(Norm)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)
