@@ -79,6 +79,14 @@ def torch_cases():
     add("layernorm_plain", torch.nn.LayerNorm(12, elementwise_affine=False), (3, 12), (11, 13))
     add("instancenorm", torch.nn.InstanceNorm2d(4, affine=True), (2, 4, 5, 6), (11, 13, 17))
     add("groupnorm", torch.nn.GroupNorm(2, 6), (1, 6, 5, 5), (11, 13, 17))
+    # A small convolutional autoencoder: ConvTranspose and Upsample decoder.
+    autoencoder = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Upsample(scale_factor=2, mode="nearest"),
+        torch.nn.Conv2d(8, 3, 3, padding=1), torch.nn.Sigmoid())
+    add("autoencoder", autoencoder, (1, 3, 32, 32), (9, 13, 17))
     return out
 
 
