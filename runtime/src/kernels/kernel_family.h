@@ -76,10 +76,7 @@ struct KernelFamily {
   X(Gather)                      \
   X(Logic)                       \
   X(CastExpand)                  \
-  X(Tile)                        \
-  X(ConvTranspose)               \
-  X(Resize)                      \
-  X(Norm)
+  X(Tile)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)
