@@ -27,6 +27,10 @@ import torchvision
 EXTRA_KWARGS = {
     "googlenet": {"aux_logits": False, "init_weights": True},
     "inception_v3": {"aux_logits": False, "init_weights": True},
+    # Segmentation models load an ImageNet backbone by default.
+    "lraspp_mobilenet_v3_large": {"weights_backbone": None},
+    "deeplabv3_mobilenet_v3_large": {"weights_backbone": None, "aux_loss": False},
+    "fcn_resnet50": {"weights_backbone": None, "aux_loss": False},
 }
 
 
@@ -39,6 +43,17 @@ def build_model(name):
     if builder is None:
         raise SystemExit(f"unknown torchvision model '{name}'")
     return builder(weights=None, **kwargs)
+
+
+class OutOnly(torch.nn.Module):
+    """A segmentation model's "out" entry as its only output."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
 
 
 def randomize_batchnorm(model, generator):
@@ -78,6 +93,9 @@ def main():
     x = torch.randn(1, 3, args.size, args.size, generator=generator, dtype=torch.float32)
     with torch.no_grad():
         y = model(x)
+    if isinstance(y, dict) and "out" in y:  # segmentation models: {"out": ..., "aux": ...}
+        model = OutOnly(model)
+        y = y["out"]
     if not isinstance(y, torch.Tensor):
         raise SystemExit(f"model '{args.model}' does not return a single tensor")
 

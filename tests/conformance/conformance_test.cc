@@ -90,6 +90,63 @@ TEST(Conformance, ThreeModelsEveryIsa) {
   }
 }
 
+// Segmentation: lraspp's head upsamples with Resize (bilinear).
+TEST(Conformance, LrasppMobileNetV3Large) {
+  CheckModel({"lraspp_mobilenet_v3_large", 128}, "cpu", {});
+  CheckModel({"lraspp_mobilenet_v3_large", 128}, "soc4", kSoc4Rules);
+}
+
+// Small models of one op each (Resize and Upsample in every mode,
+// ConvTranspose, DepthToSpace, SpaceToDepth, LayerNormalization fused or not,
+// InstanceNormalization, GroupNorm's export) and a ConvTranspose + Upsample
+// autoencoder, at opsets 9 to 17, from tests/conformance/make_op_models.py:
+// expected outputs from torch or ONNX's numpy references. Each is planned for
+// one CPU and for soc4 with its ops on the GPU.
+TEST(Conformance, OpModels) {
+  const std::string dir = std::string(BATON_BINARY_DIR) + "/conformance/op_models";
+  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                          "/tests/conformance/make_op_models.py " + dir + " > " + dir +
+                          ".log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream list(dir + "/cases.txt");
+  std::string name;
+  std::getline(list, name);  // the script's hash
+  const std::vector<std::string> rules = {
+      "Resize=gpu0", "ConvTranspose=gpu0", "DepthToSpace=gpu0", "SpaceToDepth=gpu0",
+      "LayerNormalization=gpu0", "InstanceNormalization=gpu0", "Conv=npu0", "Mul=dsp0",
+      "Reshape=dsp0"};
+  int cases = 0;
+  while (std::getline(list, name)) {
+    if (name.empty()) continue;
+    ++cases;
+    const std::string model = dir + "/" + name + "/model.onnx";
+    const auto input = LoadNpyBytes(dir + "/" + name + "/input.npy");
+    const auto expected = AsFloats(LoadNpyBytes(dir + "/" + name + "/output.npy"));
+    for (const char* target : {"cpu", "soc4"}) {
+      SCOPED_TRACE(name + " on " + target);
+      planner::Program program;
+      const std::string bytes = PlanBytes(
+          PlanSpec(model, target, target == std::string("soc4") ? rules : std::vector<std::string>{}),
+          &program);
+      ASSERT_FALSE(bytes.empty());
+      Runner runner(bytes);
+      ASSERT_TRUE(runner.ok());
+      Tensors outputs;
+      Status s = runner.Invoke({input}, &outputs);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_LE(RelativeError(AsFloats(outputs[0]), expected), 1e-4);
+      if (target == std::string("soc4")) {
+        int on_accelerators = 0;
+        for (size_t n = 0; n < program.graph.nodes.size(); ++n) {
+          on_accelerators += program.queues[program.node_queue[n]].kind != schema::DeviceKind::Cpu;
+        }
+        EXPECT_GT(on_accelerators, 0);
+      }
+    }
+  }
+  EXPECT_GE(cases, 80);
+}
+
 // Other torchvision classifiers built from the same operators, at a smaller
 // input size to keep CI fast.
 class OtherClassifiers : public ::testing::TestWithParam<Model> {};

@@ -452,6 +452,82 @@ def build_cases(np, torch):
         add(name, "BatchNormalization", [x, s, b, mean, var], [y.numpy()],
             dict(type="BatchNormParams", epsilon=1e-3))
 
+    # -------------------------------------------------------- ConvTranspose
+    # ConvParams as the planner lowers them: the end pads less output_padding
+    # (not below 0); the output shape carries output_padding.
+    def conv_t(name, x_shape, m, kernel, strides, pads, opad, dilations, group, bias):
+        sp = len(kernel)
+        x = rand(*x_shape)
+        w = rand(x_shape[1], m // group, *kernel, scale=0.5)
+        b = rand(m) if bias else None
+        fn = F.conv_transpose2d if sp == 2 else F.conv_transpose1d
+        y = fn(f64(x), f64(w), None if b is None else f64(b), strides, pads[:sp], opad, group,
+               dilations)
+        lowered = pads[:sp] + [max(0, pads[sp + i] - opad[i]) for i in range(sp)]
+        params = dict(type="ConvParams", kernel=list(kernel), strides=strides, pads=lowered,
+                      dilations=dilations, group=group)
+        add(name, "ConvTranspose", [x, w, b] if bias else [x, w], [y.numpy()], params)
+
+    conv_t("convt_s2_p1_opad1", (2, 4, 5, 7), 6, (3, 3), [2, 2], [1, 1, 1, 1], [1, 1], [1, 1], 1,
+           True)
+    conv_t("convt_groups_dil", (1, 4, 6, 5), 6, (3, 2), [2, 1], [1, 0, 1, 0], [0, 0], [1, 2], 2,
+           False)
+    conv_t("convt_1d", (1, 3, 9), 5, (4,), [2], [1, 1], [0], [1], 1, True)
+    conv_t("convt_row_blocks", (1, 64, 24, 24), 64, (4, 4), [2, 2], [1, 1, 1, 1], [0, 0], [1, 1],
+           1, True)
+
+    # ------------------------------------------------------------- Resize
+    x = rand(2, 3, 5, 6)
+    y = F.interpolate(f64(x), scale_factor=2, mode="nearest")
+    add("resize_nearest_x2", "Resize", [x], [y.numpy()],
+        dict(type="ResizeParams", mode=0, y0=[o // 2 for o in range(10)],
+             x0=[o // 2 for o in range(12)]))
+
+    def align_corners_table(n_in, n_out):
+        lo, hi, wt = [], [], []
+        for o in range(n_out):
+            src = o * (n_in - 1) / (n_out - 1)
+            i = int(np.floor(src))
+            lo.append(i)
+            hi.append(min(i + 1, n_in - 1))
+            wt.append(src - i)
+        return lo, hi, wt
+
+    y = F.interpolate(f64(x), size=(9, 4), mode="bilinear", align_corners=True)
+    y0, y1, wy = align_corners_table(5, 9)
+    x0, x1, wx = align_corners_table(6, 4)
+    add("resize_bilinear_ac", "Resize", [x], [y.numpy()],
+        dict(type="ResizeParams", mode=1, y0=y0, y1=y1, wy=wy, x0=x0, x1=x1, wx=wx))
+
+    # ------------------------------------------------ DepthToSpace / SpaceToDepth
+    x = rand(2, 12, 3, 4)
+    add("depth_to_space_crd", "DepthToSpace", [x], [F.pixel_shuffle(f64(x), 2).numpy()],
+        dict(type="DepthSpaceParams", blocksize=2, crd=True))
+    dcr = np.reshape(np.transpose(np.reshape(x, (2, 2, 2, 3, 3, 4)), (0, 3, 4, 1, 5, 2)),
+                     (2, 3, 6, 8))
+    add("depth_to_space_dcr", "DepthToSpace", [x], [dcr],
+        dict(type="DepthSpaceParams", blocksize=2, crd=False))
+    x = rand(1, 3, 6, 9)
+    s2d = np.reshape(np.transpose(np.reshape(x, (1, 3, 2, 3, 3, 3)), (0, 3, 5, 1, 2, 4)),
+                     (1, 27, 2, 3))
+    add("space_to_depth", "SpaceToDepth", [x], [s2d],
+        dict(type="DepthSpaceParams", blocksize=3, crd=False))
+
+    # ------------------------------------------ LayerNorm / InstanceNorm
+    for name, shape, axis, bias in (("layernorm_last", (2, 5, 37), 2, True),
+                                    ("layernorm_2d_nobias", (2, 3, 4, 6), 2, False)):
+        x = rand(*shape, scale=3.0) + 1.5
+        norm = shape[axis:]
+        s, b = rand(*norm), rand(*norm)
+        y = F.layer_norm(f64(x), norm, f64(s), f64(b) if bias else None, 1e-5)
+        add(name, "LayerNormalization", [x, s, b] if bias else [x, s], [y.numpy()],
+            dict(type="LayerNormParams", axis=axis, epsilon=1e-5))
+    x = rand(2, 4, 5, 6, scale=2.0) - 1.0
+    s, b = rand(4), rand(4)
+    y = F.instance_norm(f64(x), weight=f64(s), bias=f64(b), eps=1e-3)
+    add("instancenorm", "InstanceNormalization", [x, s, b], [y.numpy()],
+        dict(type="BatchNormParams", epsilon=1e-3))
+
     # ------------------------------------------------------- Concat / Split
     parts = [rand(2, 3, 4), rand(2, 1, 4), rand(2, 5, 4)]
     add("concat_axis1", "Concat", parts, [np.concatenate(parts, 1)], dict(type="AxisParams", axis=1))

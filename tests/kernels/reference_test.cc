@@ -148,6 +148,34 @@ schema::Params ParamsFromJson(const json& p, ParamsFn* out) {
     };
     return schema::Params::TransposeParams;
   }
+  if (type == "ResizeParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      auto y0 = Vec<int32_t>(p, "y0"), y1 = Vec<int32_t>(p, "y1"), x0 = Vec<int32_t>(p, "x0"),
+           x1 = Vec<int32_t>(p, "x1");
+      auto wy = Vec<float>(p, "wy"), wx = Vec<float>(p, "wx");
+      const bool linear = p["mode"].get<int>() == 1;
+      return schema::CreateResizeParamsDirect(b, p["mode"].get<uint8_t>(), &y0,
+                                              linear ? &y1 : nullptr, linear ? &wy : nullptr,
+                                              &x0, linear ? &x1 : nullptr,
+                                              linear ? &wx : nullptr)
+          .Union();
+    };
+    return schema::Params::ResizeParams;
+  }
+  if (type == "DepthSpaceParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      return schema::CreateDepthSpaceParams(b, p["blocksize"].get<int32_t>(), p["crd"].get<bool>())
+          .Union();
+    };
+    return schema::Params::DepthSpaceParams;
+  }
+  if (type == "LayerNormParams") {
+    *out = [p](flatbuffers::FlatBufferBuilder& b) {
+      return schema::CreateLayerNormParams(b, p["axis"].get<int32_t>(), p["epsilon"].get<float>())
+          .Union();
+    };
+    return schema::Params::LayerNormParams;
+  }
   ADD_FAILURE() << "unknown params type " << type;
   return schema::Params::NONE;
 }
@@ -386,6 +414,12 @@ TEST_F(KernelRefTest, Gather) { RunOps({"Gather"}); }
 TEST_F(KernelRefTest, CompareAndLogic) { RunOps({"Equal", "Greater", "Less", "Not", "And"}); }
 TEST_F(KernelRefTest, Where) { RunOps({"Where"}); }
 TEST_F(KernelRefTest, CastAndExpand) { RunOps({"Cast", "Expand"}); }
+TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
+TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }
+TEST_F(KernelRefTest, DepthSpace) { RunOps({"DepthToSpace", "SpaceToDepth"}); }
+TEST_F(KernelRefTest, Normalizations) {
+  RunOps({"LayerNormalization", "InstanceNormalization"});
+}
 TEST_F(KernelRefTest, ByteCopies) {
   RunOps({"Copy", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
 }

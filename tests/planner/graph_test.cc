@@ -170,10 +170,10 @@ TEST(GraphTest, TopologicalOrderNamesCycle) {
 
 TEST(SupportedOpTest, KnownAndUnknown) {
   for (const char* op : {"Conv", "Gemm", "HardSwish", "GlobalMaxPool", "Shape", "Dropout", "__copy",
-                         "BatchNormalization", "Unsqueeze"}) {
+                         "BatchNormalization", "Unsqueeze", "Resize", "Upsample"}) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
   }
-  for (const char* op : {"Foo", "LSTM", "conv", "", "Resize"}) EXPECT_FALSE(IsSupportedOp(op));
+  for (const char* op : {"Foo", "LSTM", "conv", "", "ResizeBilinear"}) EXPECT_FALSE(IsSupportedOp(op));
 }
 
 Builder ValidGraph() {

@@ -12,12 +12,13 @@
 #include "baton/planner/io/npy.h"
 #include "baton/planner/import/shapes.h"
 #include "baton/planner/import/simplify.h"
+#include "import/onnx_patterns.h"
 #include "ops/eval_host.h"
 
 namespace baton::planner {
 namespace {
 
-constexpr int64_t kMinOpset = 11;
+constexpr int64_t kMinOpset = 9;  // Upsample's last opset
 constexpr int64_t kMaxOpset = 17;
 
 bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -441,6 +442,10 @@ class Importer {
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
       const std::string where = "node '" + names[i] + "' (op '" + proto.op_type() + "')";
+      if (proto.op_type() == "Slice" && opset < 10) {
+        return Fail(where + ": Slice before opset 10 (attributes) is not supported; re-export "
+                            "with opset 11 or later");
+      }
       if (proto.op_type() == "Constant") {
         BATON_TRY(ImportConstant(proto, where));
         continue;
@@ -669,6 +674,9 @@ Result<Graph> ImportModelBytes(const std::string& bytes) {
     }
   }
   AddOnnxShapes(&model);
+  // Before the supported-op check: the pattern's Pow and Sqrt need no
+  // definition of their own.
+  internal::FuseDecomposedLayerNorm(model.mutable_graph());
 
   Importer importer;
   BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));

@@ -737,8 +737,16 @@ void RemoveUnusedTensors(Graph* graph) {
   for (int& t : graph->outputs) t = remap[t];
 }
 
+// Upsample (opsets 7 to 9) is Resize in its legacy form; one op serves both.
+void RenameUpsample(Graph* graph) {
+  for (Node& node : graph->nodes) {
+    if (node.op == "Upsample") node.op = "Resize";
+  }
+}
+
 Check Simplify(Graph* graph) {
   BATON_TRY(InferShapes(graph));
+  RenameUpsample(graph);
   BATON_TRY(RemoveIdentities(graph));
   BATON_TRY(FoldConstants(graph));
   BATON_TRY(CheckFoldOnlyOps(*graph));

@@ -1,4 +1,5 @@
-// Transpose by a permutation.
+// Transpose by a permutation; DepthToSpace and SpaceToDepth (transposes of a
+// 6-d view of an NCHW tensor).
 
 #include <algorithm>
 
@@ -59,11 +60,48 @@ Check EvalTranspose(const Node& node, const std::vector<const Tensor*>& inputs,
   return Check();
 }
 
+// DepthToSpace: [N, C, H, W] -> [N, C/b^2, H*b, W*b]; SpaceToDepth the inverse.
+Check InferDepthSpace(InferContext& c) {
+  const bool to_space = c.node().op == "DepthToSpace";
+  if (c.Rank(0) != 4) return c.Err("input " + c.Desc(0) + " must be 4-d (NCHW)");
+  const int64_t b = c.node().GetInt("blocksize", 0);
+  if (b <= 0) return c.Err("attribute 'blocksize' must be positive");
+  const std::string mode = c.node().GetString("mode", "DCR");
+  if (mode != "DCR" && (mode != "CRD" || !to_space)) {
+    return c.Err("mode '" + mode + "' is not supported (DCR" + (to_space ? ", CRD" : "") + ")");
+  }
+  const Shape& x = c.S(0);
+  if (to_space) {
+    if (x[1] % (b * b) != 0) {
+      return c.Err("channels of " + c.Desc(0) + " are not a multiple of blocksize^2");
+    }
+    c.Output(c.In(0).dtype, {x[0], x[1] / (b * b), x[2] * b, x[3] * b});
+  } else {
+    if (x[2] % b != 0 || x[3] % b != 0) {
+      return c.Err("height and width of " + c.Desc(0) + " are not multiples of blocksize");
+    }
+    c.Output(c.In(0).dtype, {x[0], x[1] * b * b, x[2] / b, x[3] / b});
+  }
+  return Check();
+}
+
+Result<LoweredParams> LowerDepthSpace(flatbuffers::FlatBufferBuilder* b, const Graph&,
+                                      const Node& n) {
+  LoweredParams out;
+  out.type = schema::Params::DepthSpaceParams;
+  out.offset = schema::CreateDepthSpaceParams(*b, static_cast<int32_t>(n.GetInt("blocksize", 0)),
+                                              n.GetString("mode", "DCR") == "CRD")
+                   .Union();
+  return out;
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
 // clang-format off
 const OpDef kOps[] = {
     {"Transpose", 1, 1, 1, 1, InferTranspose, true, schema::Op::Transpose, 1, LowerTranspose, nullptr, EvalTranspose, false},
+    {"DepthToSpace", 1, 1, 1, 1, InferDepthSpace, true, schema::Op::DepthToSpace, 1, LowerDepthSpace, nullptr, nullptr, false},
+    {"SpaceToDepth", 1, 1, 1, 1, InferDepthSpace, true, schema::Op::SpaceToDepth, 1, LowerDepthSpace, nullptr, nullptr, false},
 };
 // clang-format on
 

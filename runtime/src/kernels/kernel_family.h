@@ -76,7 +76,10 @@ struct KernelFamily {
   X(Gather)                      \
   X(Logic)                       \
   X(CastExpand)                  \
-  X(Tile)
+  X(Tile)                        \
+  X(ConvTranspose)               \
+  X(Resize)                      \
+  X(Norm)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

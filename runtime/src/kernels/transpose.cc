@@ -1,6 +1,8 @@
 // Transpose, any dtype: output dim d is input dim perm[d]. Output dims that
 // stay adjacent in the input are merged, then the output is written in order
 // with a strided read along the innermost merged dim.
+// DepthToSpace and SpaceToDepth, any dtype: the same strided copy over a 6-d
+// view of the NCHW input (ONNX's reshape-transpose-reshape definition).
 
 #include "kernel_family.h"
 #include "kernel_util.h"
@@ -58,10 +60,63 @@ Status TransposeEval(const KernelCall& call) {
   return Status::Ok();
 }
 
+Status DepthSpacePrepare(const KernelCall& call) {
+  const bool to_space = call.node->op() == Op::DepthToSpace;
+  BATON_RETURN_IF_ERROR(CheckLayoutPrepare(call, 1, BATON_MSG("DepthToSpace dtype mismatch"),
+                                           BATON_MSG("DepthToSpace output rank != input rank")));
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& y = call.outputs[0];
+  const schema::DepthSpaceParams* p = call.node->params_as_DepthSpaceParams();
+  BATON_KCHECK(p != nullptr && p->blocksize() >= 1, "DepthToSpace needs a positive blocksize");
+  BATON_KCHECK(x.rank() == 4, "DepthToSpace and SpaceToDepth need NCHW");
+  BATON_KCHECK(to_space || !p->crd(), "SpaceToDepth has no CRD mode");
+  const int64_t b = p->blocksize();
+  const TensorArg& deep = to_space ? x : y;  // the [N, C*b*b, H, W] side
+  const TensorArg& wide = to_space ? y : x;  // the [N, C, H*b, W*b] side
+  BATON_KCHECK(deep.dim(0) == wide.dim(0) && deep.dim(1) == wide.dim(1) * b * b &&
+                   wide.dim(2) == deep.dim(2) * b && wide.dim(3) == deep.dim(3) * b,
+               "DepthToSpace / SpaceToDepth shapes do not match the blocksize");
+  return Status::Ok();
+}
+
+Status DepthSpaceEval(const KernelCall& call) {
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& y = call.outputs[0];
+  if (y.elements() == 0) return Status::Ok();
+  const schema::DepthSpaceParams* p = call.node->params_as_DepthSpaceParams();
+  const int64_t b = p->blocksize();
+  int64_t size[6];
+  int64_t step[6];
+  if (call.node->op() == Op::DepthToSpace) {
+    // y[n][c][h*b + i][w*b + j] = x[n][(i*b + j)*C + c][h][w] (DCR) or
+    // x[n][(c*b + i)*b + j][h][w] (CRD); y is walked as [N, C, H, b, W, b].
+    const int64_t C = y.dim(1), H = x.dim(2), W = x.dim(3);
+    const int64_t hw = H * W;
+    const int64_t s_i = p->crd() ? b * hw : b * C * hw;
+    const int64_t s_j = p->crd() ? hw : C * hw;
+    const int64_t s_c = p->crd() ? b * b * hw : hw;
+    const int64_t sz[6] = {y.dim(0), C, H, b, W, b};
+    const int64_t st[6] = {x.dim(1) * hw, s_c, W, s_i, 1, s_j};
+    for (int d = 0; d < 6; ++d) size[d] = sz[d], step[d] = st[d];
+  } else {
+    // y[n][(i*b + j)*C + c][h][w] = x[n][c][h*b + i][w*b + j]; y is walked as
+    // [N, b, b, C, H, W].
+    const int64_t C = x.dim(1), H = y.dim(2), W = y.dim(3);
+    const int64_t xw = x.dim(3), xhw = x.dim(2) * xw;
+    const int64_t sz[6] = {y.dim(0), b, b, C, H, W};
+    const int64_t st[6] = {C * xhw, xw, 1, xhw, b * xw, b};
+    for (int d = 0; d < 6; ++d) size[d] = sz[d], step[d] = st[d];
+  }
+  CopyStridedView(y.data, x.data, 0, size, step, 6, DTypeSize(x.dtype()));
+  return Status::Ok();
+}
+
 }  // namespace
 
 constexpr KernelEntry kTransposeEntries[] = {
     {Op::Transpose, kAllDeviceKinds, TransposePrepare, TransposeEval, nullptr},
+    {Op::DepthToSpace, kAllDeviceKinds, DepthSpacePrepare, DepthSpaceEval, nullptr},
+    {Op::SpaceToDepth, kAllDeviceKinds, DepthSpacePrepare, DepthSpaceEval, nullptr},
 };
 BATON_KERNEL_FAMILY(Transpose, kTransposeEntries);
 

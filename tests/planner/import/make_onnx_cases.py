@@ -102,6 +102,7 @@ def cases():
 
     relu = [helper.make_node("Relu", ["x"], ["y"])]
     out["opset_9"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=9)
+    out["opset_8"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=8)
     out["opset_18"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=18)
     out["opset_11"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=11)
     out["opset_17"] = model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=17)

@@ -1,0 +1,114 @@
+// Resize (and Upsample), float32: nearest or bilinear over the last two dims
+// (a rank-1 input has a unit H). The planner resolved coordinates and
+// rounding into per-axis tables (ResizeParams, schema/plan.fbs): the kernel
+// only looks up rows and columns and blends.
+
+#include "kernel_family.h"
+#include "kernel_util.h"
+
+namespace baton {
+namespace kernels {
+namespace {
+
+struct ResizeGeom {
+  int64_t planes = 1, h = 1, w = 1, oh = 1, ow = 1;
+};
+
+ResizeGeom Geom(const TensorArg& x, const TensorArg& y) {
+  ResizeGeom g;
+  const uint32_t r = x.rank();
+  g.w = x.dim(r - 1);
+  g.ow = y.dim(r - 1);
+  if (r >= 2) {
+    g.h = x.dim(r - 2);
+    g.oh = y.dim(r - 2);
+    g.planes = DimProduct(x, 0, r - 2);
+  }
+  return g;
+}
+
+// `v` has `n` entries, each in [0, limit).
+bool IndexTable(const flatbuffers::Vector<int32_t>* v, int64_t n, int64_t limit) {
+  if (v == nullptr || static_cast<int64_t>(v->size()) != n) return false;
+  for (uint32_t i = 0; i < v->size(); ++i) {
+    if (v->Get(i) < 0 || v->Get(i) >= limit) return false;
+  }
+  return true;
+}
+
+Status ResizePrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
+  BATON_RETURN_IF_ERROR(CheckAllF32(call));
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& y = call.outputs[0];
+  BATON_KCHECK(x.rank() >= 1 && y.rank() == x.rank(), "Resize output rank != input rank");
+  for (uint32_t d = 0; d + 2 < x.rank(); ++d) {
+    BATON_KCHECK(x.dim(d) == y.dim(d), "Resize may change only the last two dims");
+  }
+  const schema::ResizeParams* p = call.node->params_as_ResizeParams();
+  BATON_KCHECK(p != nullptr && p->mode() <= 1, "Resize needs ResizeParams (nearest or linear)");
+  const ResizeGeom g = Geom(x, y);
+  BATON_KCHECK(IndexTable(p->y0(), g.oh, g.h) && IndexTable(p->x0(), g.ow, g.w),
+               "Resize index tables do not match the shapes");
+  if (p->mode() == 1) {
+    BATON_KCHECK(IndexTable(p->y1(), g.oh, g.h) && IndexTable(p->x1(), g.ow, g.w) &&
+                     p->wy() != nullptr && p->wy()->size() == static_cast<uint32_t>(g.oh) &&
+                     p->wx() != nullptr && p->wx()->size() == static_cast<uint32_t>(g.ow),
+                 "Resize linear tables do not match the shapes");
+  }
+  return Status::Ok();
+}
+
+Status ResizeEval(const KernelCall& call) {
+  const schema::ResizeParams* p = call.node->params_as_ResizeParams();
+  const ResizeGeom g = Geom(call.inputs[0], call.outputs[0]);
+  const float* x = call.inputs[0].f32();
+  float* y = call.outputs[0].f32();
+  const int32_t* y0 = p->y0()->data();
+  const int32_t* x0 = p->x0()->data();
+  if (p->mode() == 0) {
+    for (int64_t c = 0; c < g.planes; ++c) {
+      const float* plane = x + c * g.h * g.w;
+      float* out = y + c * g.oh * g.ow;
+      for (int64_t oy = 0; oy < g.oh; ++oy, out += g.ow) {
+        if (oy > 0 && y0[oy] == y0[oy - 1]) {  // same source row: copy the last output row
+          memcpy(out, out - g.ow, static_cast<size_t>(g.ow) * sizeof(float));
+          continue;
+        }
+        const float* row = plane + static_cast<int64_t>(y0[oy]) * g.w;
+        for (int64_t ox = 0; ox < g.ow; ++ox) out[ox] = row[x0[ox]];
+      }
+    }
+    return Status::Ok();
+  }
+  const int32_t* y1 = p->y1()->data();
+  const int32_t* x1 = p->x1()->data();
+  const float* wy = p->wy()->data();
+  const float* wx = p->wx()->data();
+  for (int64_t c = 0; c < g.planes; ++c) {
+    const float* plane = x + c * g.h * g.w;
+    float* out = y + c * g.oh * g.ow;
+    for (int64_t oy = 0; oy < g.oh; ++oy, out += g.ow) {
+      const float* r0 = plane + static_cast<int64_t>(y0[oy]) * g.w;
+      const float* r1 = plane + static_cast<int64_t>(y1[oy]) * g.w;
+      const float b = wy[oy];
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        const float a = wx[ox];
+        const float top = r0[x0[ox]] + (r0[x1[ox]] - r0[x0[ox]]) * a;
+        const float bottom = r1[x0[ox]] + (r1[x1[ox]] - r1[x0[ox]]) * a;
+        out[ox] = top + (bottom - top) * b;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+constexpr KernelEntry kResizeEntries[] = {
+    {Op::Resize, kAllDeviceKinds, ResizePrepare, ResizeEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Resize, kResizeEntries);
+
+}  // namespace kernels
+}  // namespace baton
