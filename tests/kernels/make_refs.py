@@ -477,6 +477,8 @@ def build_cases(np, torch):
            1, True)
 
     # ------------------------------------------------------------- Resize
+    # (The *Params names below are op-level; reference_test.cc lowers them to
+    # PoolParams / AxisParams / BatchNormParams as the planner does.)
     x = rand(2, 3, 5, 6)
     y = F.interpolate(f64(x), scale_factor=2, mode="nearest")
     add("resize_nearest_x2", "Resize", [x], [y.numpy()],

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -148,33 +149,40 @@ schema::Params ParamsFromJson(const json& p, ParamsFn* out) {
     };
     return schema::Params::TransposeParams;
   }
+  // The reference files keep the op-level names; they lower to the existing
+  // tables as the planner does (docs/formats.md).
   if (type == "ResizeParams") {
     *out = [p](flatbuffers::FlatBufferBuilder& b) {
-      auto y0 = Vec<int32_t>(p, "y0"), y1 = Vec<int32_t>(p, "y1"), x0 = Vec<int32_t>(p, "x0"),
-           x1 = Vec<int32_t>(p, "x1");
-      auto wy = Vec<float>(p, "wy"), wx = Vec<float>(p, "wx");
       const bool linear = p["mode"].get<int>() == 1;
-      return schema::CreateResizeParamsDirect(b, p["mode"].get<uint8_t>(), &y0,
-                                              linear ? &y1 : nullptr, linear ? &wy : nullptr,
-                                              &x0, linear ? &x1 : nullptr,
-                                              linear ? &wx : nullptr)
+      auto kernel = Vec<int32_t>(p, "y0"), pads = Vec<int32_t>(p, "x0");
+      std::vector<int32_t> wy, wx;
+      if (linear) {
+        auto y1 = Vec<int32_t>(p, "y1"), x1 = Vec<int32_t>(p, "x1");
+        kernel.insert(kernel.end(), y1.begin(), y1.end());
+        pads.insert(pads.end(), x1.begin(), x1.end());
+        auto fy = Vec<float>(p, "wy"), fx = Vec<float>(p, "wx");
+        wy.resize(fy.size());
+        wx.resize(fx.size());
+        if (!fy.empty()) memcpy(wy.data(), fy.data(), fy.size() * sizeof(float));
+        if (!fx.empty()) memcpy(wx.data(), fx.data(), fx.size() * sizeof(float));
+      }
+      return schema::CreatePoolParamsDirect(b, &kernel, linear ? &wy : nullptr, &pads,
+                                            linear ? &wx : nullptr, linear, false)
           .Union();
     };
-    return schema::Params::ResizeParams;
+    return schema::Params::PoolParams;
   }
   if (type == "DepthSpaceParams") {
     *out = [p](flatbuffers::FlatBufferBuilder& b) {
-      return schema::CreateDepthSpaceParams(b, p["blocksize"].get<int32_t>(), p["crd"].get<bool>())
-          .Union();
+      return schema::CreateAxisParams(b, p["crd"].get<bool>() ? 1 : 0).Union();
     };
-    return schema::Params::DepthSpaceParams;
+    return schema::Params::AxisParams;
   }
   if (type == "LayerNormParams") {
     *out = [p](flatbuffers::FlatBufferBuilder& b) {
-      return schema::CreateLayerNormParams(b, p["axis"].get<int32_t>(), p["epsilon"].get<float>())
-          .Union();
+      return schema::CreateBatchNormParams(b, p["epsilon"].get<float>()).Union();
     };
-    return schema::Params::LayerNormParams;
+    return schema::Params::BatchNormParams;
   }
   ADD_FAILURE() << "unknown params type " << type;
   return schema::Params::NONE;

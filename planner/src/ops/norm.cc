@@ -40,11 +40,12 @@ Result<LoweredParams> LowerLayerNorm(flatbuffers::FlatBufferBuilder* b, const Gr
   if (axis < 0 || axis >= static_cast<int64_t>(rank)) {
     return Fail(internal::NodeWhere(n) + ": axis out of range");
   }
+  // BatchNormParams{epsilon}: the kernel derives the axis as rank(X) -
+  // rank(Scale); Scale (an input of the lowered node, always present; the
+  // fused pattern without gamma gets a ones Scale) has the normalized dims.
   LoweredParams out;
-  out.type = schema::Params::LayerNormParams;
-  out.offset = schema::CreateLayerNormParams(*b, static_cast<int32_t>(axis),
-                                             n.GetFloat("epsilon", 1e-5f))
-                   .Union();
+  out.type = schema::Params::BatchNormParams;
+  out.offset = schema::CreateBatchNormParams(*b, n.GetFloat("epsilon", 1e-5f)).Union();
   return out;
 }
 

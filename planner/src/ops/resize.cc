@@ -2,12 +2,15 @@
 // 7 and 9): nearest or (bi)linear interpolation over the last two dims.
 //
 // The planner resolves the coordinate transformation and rounding once and
-// lowers them to per-axis tables (ResizeParams): for output row oy the input
-// rows y0[oy], y1[oy] and the weight wy[oy] of y1; likewise for columns. The
+// lowers them to per-axis tables (carried in PoolParams, docs/formats.md):
+// for output row oy the input rows y0[oy], y1[oy] and the weight wy[oy] of
+// y1; likewise for columns. The
 // kernel then does one table lookup per row and per column and no coordinate
 // arithmetic.
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
@@ -162,6 +165,12 @@ AxisTable MakeTable(const ResizeSpec& s, int64_t in, int64_t out, double scale) 
   return t;
 }
 
+std::vector<int32_t> BitsOf(const std::vector<float>& w) {
+  std::vector<int32_t> bits(w.size());
+  if (!w.empty()) std::memcpy(bits.data(), w.data(), w.size() * sizeof(float));
+  return bits;
+}
+
 Result<LoweredParams> LowerResize(flatbuffers::FlatBufferBuilder* b, const Graph& g,
                                   const Node& n) {
   const Shape& x = internal::InputTensor(g, n, 0).shape;
@@ -177,11 +186,19 @@ Result<LoweredParams> LowerResize(flatbuffers::FlatBufferBuilder* b, const Graph
                               : MakeTable(*spec, 1, 1, 1.0);
   const AxisTable tx = MakeTable(*spec, x[r - 1], spec->out[r - 1], spec->scales[r - 1]);
   LoweredParams out;
-  out.type = schema::Params::ResizeParams;
-  out.offset = schema::CreateResizeParamsDirect(
-                   *b, spec->linear ? 1 : 0, &ty.i0, spec->linear ? &ty.i1 : nullptr,
-                   spec->linear ? &ty.w : nullptr, &tx.i0, spec->linear ? &tx.i1 : nullptr,
-                   spec->linear ? &tx.w : nullptr)
+  // PoolParams (docs/formats.md): kernel = y0 ++ y1, pads = x0 ++ x1 (y1,
+  // x1 empty for nearest), strides / dilations = wy / wx bit-cast to int32,
+  // ceil_mode = linear.
+  std::vector<int32_t> kernel = ty.i0, pads = tx.i0, wy, wx;
+  if (spec->linear) {
+    kernel.insert(kernel.end(), ty.i1.begin(), ty.i1.end());
+    pads.insert(pads.end(), tx.i1.begin(), tx.i1.end());
+    wy = BitsOf(ty.w);
+    wx = BitsOf(tx.w);
+  }
+  out.type = schema::Params::PoolParams;
+  out.offset = schema::CreatePoolParamsDirect(*b, &kernel, spec->linear ? &wy : nullptr, &pads,
+                                              spec->linear ? &wx : nullptr, spec->linear, false)
                    .Union();
   return out;
 }
@@ -189,8 +206,8 @@ Result<LoweredParams> LowerResize(flatbuffers::FlatBufferBuilder* b, const Graph
 // Linear: 4 multiply-adds per output element (3 with the row blend); nearest
 // is a copy.
 double ResizeMacs(const schema::Plan&, const schema::Node& node, double out_elements) {
-  const schema::ResizeParams* p = node.params_as_ResizeParams();
-  return p != nullptr && p->mode() == 1 ? 3 * out_elements : 0;
+  const schema::PoolParams* p = node.params_as_PoolParams();
+  return p != nullptr && p->ceil_mode() ? 3 * out_elements : 0;
 }
 
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,

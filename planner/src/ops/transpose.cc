@@ -87,11 +87,12 @@ Check InferDepthSpace(InferContext& c) {
 
 Result<LoweredParams> LowerDepthSpace(flatbuffers::FlatBufferBuilder* b, const Graph&,
                                       const Node& n) {
+  // AxisParams{axis}: 1 for DepthToSpace mode CRD, 0 otherwise (DCR, and
+  // always for SpaceToDepth). The kernel derives blocksize from the shapes.
   LoweredParams out;
-  out.type = schema::Params::DepthSpaceParams;
-  out.offset = schema::CreateDepthSpaceParams(*b, static_cast<int32_t>(n.GetInt("blocksize", 0)),
-                                              n.GetString("mode", "DCR") == "CRD")
-                   .Union();
+  const bool crd = n.op == "DepthToSpace" && n.GetString("mode", "DCR") == "CRD";
+  out.type = schema::Params::AxisParams;
+  out.offset = schema::CreateAxisParams(*b, crd ? 1 : 0).Union();
   return out;
 }
 

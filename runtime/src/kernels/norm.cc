@@ -1,5 +1,5 @@
-// LayerNormalization (over the dims from LayerNormParams.axis, with scale
-// and optional bias of those dims' shape) and InstanceNormalization (per
+// LayerNormalization (BatchNormParams{epsilon}; over the dims from axis =
+// rank(X) - rank(Scale), with scale and optional bias of those dims' shape) and InstanceNormalization (per
 // sample and channel over the spatial dims, scale and bias [C]), float32:
 //   y = (x - mean) / sqrt(var + epsilon) * scale + bias
 // One row at a time: the mean (SumF32's eight partial sums), the variance of
@@ -44,10 +44,11 @@ Status LayerNormPrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckAllF32(call));
   const TensorArg& x = call.inputs[0];
   BATON_KCHECK(SameShape(x, call.outputs[0]), "LayerNormalization output shape != input");
-  const schema::LayerNormParams* p = call.node->params_as_LayerNormParams();
-  BATON_KCHECK(p != nullptr && p->axis() >= 0 && static_cast<uint32_t>(p->axis()) < x.rank(),
-               "LayerNormalization needs LayerNormParams with an axis inside the input");
-  const uint32_t axis = static_cast<uint32_t>(p->axis());
+  const schema::BatchNormParams* p = call.node->params_as_BatchNormParams();
+  const TensorArg& scale = call.inputs[1];
+  BATON_KCHECK(p != nullptr && scale.rank() >= 1 && scale.rank() <= x.rank(),
+               "LayerNormalization needs BatchNormParams and a Scale of rank 1..rank(X)");
+  const uint32_t axis = x.rank() - scale.rank();
   for (uint32_t i = 1; i < 3; ++i) {
     const TensorArg& t = Input(call, i);
     if (!t.present()) continue;
@@ -60,8 +61,8 @@ Status LayerNormPrepare(const KernelCall& call) {
 
 Status LayerNormEval(const KernelCall& call) {
   const TensorArg& tx = call.inputs[0];
-  const schema::LayerNormParams* p = call.node->params_as_LayerNormParams();
-  const uint32_t axis = static_cast<uint32_t>(p->axis());
+  const schema::BatchNormParams* p = call.node->params_as_BatchNormParams();
+  const uint32_t axis = tx.rank() - call.inputs[1].rank();
   const int64_t rows = DimProduct(tx, 0, axis);
   const int64_t n = DimProduct(tx, axis, tx.rank());
   const float* scale = call.inputs[1].f32();

@@ -1,7 +1,9 @@
 // Resize (and Upsample), float32: nearest or bilinear over the last two dims
 // (a rank-1 input has a unit H). The planner resolved coordinates and
-// rounding into per-axis tables (ResizeParams, schema/plan.fbs): the kernel
-// only looks up rows and columns and blends.
+// rounding into per-axis tables carried in PoolParams (docs/formats.md):
+// kernel = y0 ++ y1, pads = x0 ++ x1, strides / dilations = the weights wy /
+// wx bit-cast to int32, ceil_mode = linear. The kernel only looks up rows
+// and columns and blends.
 
 #include "kernel_family.h"
 #include "kernel_util.h"
@@ -27,9 +29,9 @@ ResizeGeom Geom(const TensorArg& x, const TensorArg& y) {
   return g;
 }
 
-// `v` has `n` entries, each in [0, limit).
-bool IndexTable(const flatbuffers::Vector<int32_t>* v, int64_t n, int64_t limit) {
-  if (v == nullptr || static_cast<int64_t>(v->size()) != n) return false;
+// `v` has `n * parts` entries, each in [0, limit).
+bool IndexTable(const flatbuffers::Vector<int32_t>* v, int64_t n, int64_t limit, int64_t parts) {
+  if (v == nullptr || static_cast<int64_t>(v->size()) != n * parts) return false;
   for (uint32_t i = 0; i < v->size(); ++i) {
     if (v->Get(i) < 0 || v->Get(i) >= limit) return false;
   }
@@ -45,28 +47,29 @@ Status ResizePrepare(const KernelCall& call) {
   for (uint32_t d = 0; d + 2 < x.rank(); ++d) {
     BATON_KCHECK(x.dim(d) == y.dim(d), "Resize may change only the last two dims");
   }
-  const schema::ResizeParams* p = call.node->params_as_ResizeParams();
-  BATON_KCHECK(p != nullptr && p->mode() <= 1, "Resize needs ResizeParams (nearest or linear)");
+  const schema::PoolParams* p = call.node->params_as_PoolParams();
+  BATON_KCHECK(p != nullptr, "Resize needs PoolParams (its per-axis tables)");
   const ResizeGeom g = Geom(x, y);
-  BATON_KCHECK(IndexTable(p->y0(), g.oh, g.h) && IndexTable(p->x0(), g.ow, g.w),
+  const int64_t parts = p->ceil_mode() ? 2 : 1;  // linear: y0 ++ y1, x0 ++ x1
+  BATON_KCHECK(IndexTable(p->kernel(), g.oh, g.h, parts) && IndexTable(p->pads(), g.ow, g.w, parts),
                "Resize index tables do not match the shapes");
-  if (p->mode() == 1) {
-    BATON_KCHECK(IndexTable(p->y1(), g.oh, g.h) && IndexTable(p->x1(), g.ow, g.w) &&
-                     p->wy() != nullptr && p->wy()->size() == static_cast<uint32_t>(g.oh) &&
-                     p->wx() != nullptr && p->wx()->size() == static_cast<uint32_t>(g.ow),
+  if (p->ceil_mode()) {
+    BATON_KCHECK(p->strides() != nullptr && p->strides()->size() == static_cast<uint32_t>(g.oh) &&
+                     p->dilations() != nullptr &&
+                     p->dilations()->size() == static_cast<uint32_t>(g.ow),
                  "Resize linear tables do not match the shapes");
   }
   return Status::Ok();
 }
 
 Status ResizeEval(const KernelCall& call) {
-  const schema::ResizeParams* p = call.node->params_as_ResizeParams();
+  const schema::PoolParams* p = call.node->params_as_PoolParams();
   const ResizeGeom g = Geom(call.inputs[0], call.outputs[0]);
   const float* x = call.inputs[0].f32();
   float* y = call.outputs[0].f32();
-  const int32_t* y0 = p->y0()->data();
-  const int32_t* x0 = p->x0()->data();
-  if (p->mode() == 0) {
+  const int32_t* y0 = p->kernel()->data();
+  const int32_t* x0 = p->pads()->data();
+  if (!p->ceil_mode()) {
     for (int64_t c = 0; c < g.planes; ++c) {
       const float* plane = x + c * g.h * g.w;
       float* out = y + c * g.oh * g.ow;
@@ -81,19 +84,22 @@ Status ResizeEval(const KernelCall& call) {
     }
     return Status::Ok();
   }
-  const int32_t* y1 = p->y1()->data();
-  const int32_t* x1 = p->x1()->data();
-  const float* wy = p->wy()->data();
-  const float* wx = p->wx()->data();
+  const int32_t* y1 = y0 + g.oh;
+  const int32_t* x1 = x0 + g.ow;
+  // The weights are float bits in int32 vectors: memcpy, never a cast pointer.
+  const int32_t* wy = p->strides()->data();
+  const int32_t* wx = p->dilations()->data();
   for (int64_t c = 0; c < g.planes; ++c) {
     const float* plane = x + c * g.h * g.w;
     float* out = y + c * g.oh * g.ow;
     for (int64_t oy = 0; oy < g.oh; ++oy, out += g.ow) {
       const float* r0 = plane + static_cast<int64_t>(y0[oy]) * g.w;
       const float* r1 = plane + static_cast<int64_t>(y1[oy]) * g.w;
-      const float b = wy[oy];
+      float b;
+      memcpy(&b, wy + oy, sizeof(b));
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const float a = wx[ox];
+        float a;
+        memcpy(&a, wx + ox, sizeof(a));
         const float top = r0[x0[ox]] + (r0[x1[ox]] - r0[x0[ox]]) * a;
         const float bottom = r1[x0[ox]] + (r1[x1[ox]] - r1[x0[ox]]) * a;
         out[ox] = top + (bottom - top) * b;

@@ -60,17 +60,28 @@ Status TransposeEval(const KernelCall& call) {
   return Status::Ok();
 }
 
+// The blocksize, from the shapes: DepthToSpace out H / in H, SpaceToDepth
+// in H / out H (0 for an empty H; Prepare checks the other dims against it).
+int64_t BlockSize(const KernelCall& call) {
+  const bool to_space = call.node->op() == Op::DepthToSpace;
+  const int64_t small = to_space ? call.inputs[0].dim(2) : call.outputs[0].dim(2);
+  const int64_t big = to_space ? call.outputs[0].dim(2) : call.inputs[0].dim(2);
+  return small > 0 ? big / small : 0;
+}
+
 Status DepthSpacePrepare(const KernelCall& call) {
   const bool to_space = call.node->op() == Op::DepthToSpace;
   BATON_RETURN_IF_ERROR(CheckLayoutPrepare(call, 1, BATON_MSG("DepthToSpace dtype mismatch"),
                                            BATON_MSG("DepthToSpace output rank != input rank")));
   const TensorArg& x = call.inputs[0];
   const TensorArg& y = call.outputs[0];
-  const schema::DepthSpaceParams* p = call.node->params_as_DepthSpaceParams();
-  BATON_KCHECK(p != nullptr && p->blocksize() >= 1, "DepthToSpace needs a positive blocksize");
+  // AxisParams.axis: 1 = DepthToSpace CRD, 0 = DCR (SpaceToDepth: always 0).
+  const schema::AxisParams* p = call.node->params_as_AxisParams();
+  BATON_KCHECK(p != nullptr && (p->axis() == 0 || (to_space && p->axis() == 1)),
+               "DepthToSpace / SpaceToDepth need AxisParams (0 DCR, 1 CRD)");
   BATON_KCHECK(x.rank() == 4, "DepthToSpace and SpaceToDepth need NCHW");
-  BATON_KCHECK(to_space || !p->crd(), "SpaceToDepth has no CRD mode");
-  const int64_t b = p->blocksize();
+  const int64_t b = BlockSize(call);
+  BATON_KCHECK(b >= 1, "DepthToSpace needs a positive blocksize");
   const TensorArg& deep = to_space ? x : y;  // the [N, C*b*b, H, W] side
   const TensorArg& wide = to_space ? y : x;  // the [N, C, H*b, W*b] side
   BATON_KCHECK(deep.dim(0) == wide.dim(0) && deep.dim(1) == wide.dim(1) * b * b &&
@@ -83,8 +94,8 @@ Status DepthSpaceEval(const KernelCall& call) {
   const TensorArg& x = call.inputs[0];
   const TensorArg& y = call.outputs[0];
   if (y.elements() == 0) return Status::Ok();
-  const schema::DepthSpaceParams* p = call.node->params_as_DepthSpaceParams();
-  const int64_t b = p->blocksize();
+  const bool crd = call.node->params_as_AxisParams()->axis() == 1;
+  const int64_t b = BlockSize(call);
   int64_t size[6];
   int64_t step[6];
   if (call.node->op() == Op::DepthToSpace) {
@@ -92,9 +103,9 @@ Status DepthSpaceEval(const KernelCall& call) {
     // x[n][(c*b + i)*b + j][h][w] (CRD); y is walked as [N, C, H, b, W, b].
     const int64_t C = y.dim(1), H = x.dim(2), W = x.dim(3);
     const int64_t hw = H * W;
-    const int64_t s_i = p->crd() ? b * hw : b * C * hw;
-    const int64_t s_j = p->crd() ? hw : C * hw;
-    const int64_t s_c = p->crd() ? b * b * hw : hw;
+    const int64_t s_i = crd ? b * hw : b * C * hw;
+    const int64_t s_j = crd ? hw : C * hw;
+    const int64_t s_c = crd ? b * b * hw : hw;
     const int64_t sz[6] = {y.dim(0), C, H, b, W, b};
     const int64_t st[6] = {x.dim(1) * hw, s_c, W, s_i, 1, s_j};
     for (int d = 0; d < 6; ++d) size[d] = sz[d], step[d] = st[d];
