@@ -11,7 +11,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -24,6 +23,7 @@
 #include "baton/planner/target.h"
 #include "commands.h"
 #include "output_files.h"
+#include "plan_inputs.h"
 
 namespace baton::tool {
 namespace {
@@ -36,38 +36,6 @@ struct ProfileArgs {
 };
 
 using Clock = std::chrono::steady_clock;
-
-// One buffer per plan input, from NAME=FILE.npy (dtype and shape must match
-// the plan's input exactly).
-planner::Result<std::vector<std::string>> ReadProfileInputs(const PlanView& view,
-                                                            const std::vector<std::string>& specs) {
-  std::map<std::string, std::string> given;
-  for (const std::string& spec : specs) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
-    }
-    if (!given.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
-      return planner::Fail("--input " + spec.substr(0, eq) + " is given twice");
-    }
-  }
-  std::vector<std::string> data;
-  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
-    const schema::Tensor* t = view.input(i);
-    const std::string name = t->name()->str();
-    auto it = given.find(name);
-    if (it == given.end()) return planner::Fail("missing --input " + name + "=FILE.npy");
-    BATON_ASSIGN_OR_RETURN(planner::NpyArray array, planner::ReadNpy(it->second));
-    const std::vector<int64_t> shape(t->shape()->begin(), t->shape()->end());
-    if (array.dtype != t->dtype() || array.shape != shape) {
-      return planner::Fail(it->second + ": dtype or shape does not match input '" + name + "'");
-    }
-    data.emplace_back(array.data.begin(), array.data.end());
-    given.erase(it);
-  }
-  if (!given.empty()) return planner::Fail("plan has no input named '" + given.begin()->first + "'");
-  return data;
-}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -83,14 +51,10 @@ int RunProfile(const ProfileArgs& a) {
   OutputFiles files;
   files.Add(a.output, "", "-o");
   if (planner::Check paths = files.CheckPaths(); !paths.ok()) return fail(paths.error());
-  auto bytes = planner::ReadFile(a.plan);
-  if (!bytes.ok()) return fail(bytes.error());
-  linux_port::AlignedBytes plan_bytes(bytes.value().data(), bytes.value().size());
-  PlanView view;
-  LoadError error;
-  Status status = PlanView::Load(plan_bytes.data(), plan_bytes.size(), &view, &error);
-  if (!status.ok()) return fail(a.plan + ": " + error.text);
-  planner::Result<std::vector<std::string>> inputs = ReadProfileInputs(view, a.inputs);
+  LoadedRunPlan plan;
+  if (planner::Check loaded = LoadRunPlan(a.plan, &plan); !loaded.ok()) return fail(loaded.error());
+  const PlanView& view = plan.view;
+  planner::Result<InputData> inputs = ReadInputs(view, a.inputs, 1);
   if (!inputs.ok()) return fail(inputs.error());
 
   // Node pointer -> plan index; per queue, when its current node started;
@@ -115,12 +79,13 @@ int RunProfile(const ProfileArgs& a) {
   KernelRegistry registry;
   if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
   auto executor = std::make_unique<Executor>();
-  status = executor->Init(view, registry, &port, arenas.buffers(), &error);
+  LoadError error;
+  Status status = executor->Init(view, registry, &port, arenas.buffers(), &error);
   if (!status.ok()) return fail(a.plan + ": " + error.text);
   if (!port.Start(executor.get()).ok()) return fail("cannot start queue threads");
 
   std::vector<ConstBuffer> in;
-  for (const std::string& d : *inputs) in.push_back({d.data(), d.size()});
+  for (const std::vector<std::string>& d : *inputs) in.push_back({d[0].data(), d[0].size()});
   std::vector<std::vector<uint8_t>> out_bytes(view.num_outputs());
   std::vector<Buffer> out;
   for (uint32_t o = 0; o < view.num_outputs(); ++o) {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 
 #include "baton/executor.h"
@@ -15,6 +14,7 @@
 #include "baton/planner/io/npy.h"
 #include "commands.h"
 #include "output_files.h"
+#include "plan_inputs.h"
 
 namespace baton::tool {
 namespace {
@@ -40,8 +40,6 @@ std::string FileName(const std::string& tensor) {
   return out;
 }
 
-// Per input, its bytes for each inference.
-using InputData = std::vector<std::vector<std::string>>;
 // Per inference, the bytes of each output.
 using OutputData = std::vector<std::vector<std::vector<uint8_t>>>;
 
@@ -73,57 +71,6 @@ planner::Check SelectIsa(const std::string& name) {
                          KernelIsaName(ActiveKernelIsa()) + ")");
   }
   return {};
-}
-
-// Inputs: NAME=FILE.npy for every plan input; a file may carry one extra
-// leading dimension of size `count`, giving each inference its own slice.
-planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<std::string>& specs,
-                                      int count) {
-  InputData input_data(view.num_inputs());
-  std::map<std::string, std::string> given;
-  for (const std::string& spec : specs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
-    }
-    const std::string name = spec.substr(0, eq);
-    if (!given.emplace(name, spec.substr(eq + 1)).second) {
-      return planner::Fail("--input " + name + " is given twice");
-    }
-  }
-  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
-    const schema::Tensor* t = view.input(i);
-    const std::string name = t->name()->str();
-    auto it = given.find(name);
-    if (it == given.end()) return planner::Fail("missing --input " + name + "=FILE.npy");
-    BATON_ASSIGN_OR_RETURN(NpyArray array, planner::ReadNpy(it->second));
-    std::vector<int64_t> shape;
-    if (t->shape() != nullptr)
-      shape.assign(t->shape()->begin(), t->shape()->end());  // null: a scalar
-    if (array.dtype != t->dtype()) {
-      return planner::Fail(it->second + ": dtype " + planner::DTypeName(array.dtype) +
-                           " does not match input '" + name + "' (" +
-                           planner::DTypeName(t->dtype()) + ")");
-    }
-    const std::string data(array.data.begin(), array.data.end());
-    if (array.shape == shape) {
-      input_data[i].assign(count, data);
-    } else {
-      std::vector<int64_t> batched = shape;
-      batched.insert(batched.begin(), count);
-      if (array.shape != batched) {
-        return planner::Fail(it->second + ": shape does not match input '" + name + "'");
-      }
-      for (int k = 0; k < count; ++k) {
-        input_data[i].push_back(data.substr(k * t->bytes(), t->bytes()));
-      }
-    }
-    given.erase(it);
-  }
-  if (!given.empty()) {
-    return planner::Fail("plan has no input named '" + given.begin()->first + "'");
-  }
-  return input_data;
 }
 
 // Pushes `count` inferences through the asynchronous API, collecting each
@@ -241,13 +188,9 @@ int RunRun(const RunArgs& a) {
   };
   planner::Check isa = SelectIsa(a.isa);
   if (!isa.ok()) return fail(isa.error());
-  auto bytes = planner::ReadFile(a.plan);
-  if (!bytes.ok()) return fail(bytes.error());
-  linux_port::AlignedBytes plan_bytes(bytes.value().data(), bytes.value().size());
-  PlanView view;
-  LoadError error;
-  Status status = PlanView::Load(plan_bytes.data(), plan_bytes.size(), &view, &error);
-  if (!status.ok()) return fail(a.plan + ": " + error.text);
+  LoadedRunPlan plan;
+  if (planner::Check loaded = LoadRunPlan(a.plan, &plan); !loaded.ok()) return fail(loaded.error());
+  const PlanView& view = plan.view;
   const int count = a.inferences > 0 ? a.inferences : 1;
   const bool per_inference = a.inferences > 0;
   OutputFiles files;
@@ -268,7 +211,8 @@ int RunRun(const RunArgs& a) {
   KernelRegistry registry;
   if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
   auto executor = std::make_unique<Executor>();
-  status = executor->Init(view, registry, &port, arenas.buffers(), &error);
+  LoadError error;
+  const Status status = executor->Init(view, registry, &port, arenas.buffers(), &error);
   if (!status.ok()) return fail(a.plan + ": " + error.text);
   if (!port.Start(executor.get()).ok()) return fail("cannot start queue threads");
 

@@ -1,0 +1,91 @@
+#include "plan_inputs.h"
+
+#include <map>
+
+#include "baton/planner/graph.h"
+#include "baton/planner/io/npy.h"
+
+namespace baton::tool {
+namespace {
+
+// "'a', 'b'": the plan's input names, for error messages.
+std::string InputNames(const PlanView& view) {
+  std::string names;
+  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+    names += (i ? ", '" : "'") + view.input(i)->name()->str() + "'";
+  }
+  return names;
+}
+
+}  // namespace
+
+planner::Check LoadRunPlan(const std::string& path, LoadedRunPlan* out) {
+  BATON_ASSIGN_OR_RETURN(std::string bytes, planner::ReadFile(path));
+  out->bytes = linux_port::AlignedBytes(bytes.data(), bytes.size());
+  LoadError error;
+  if (!PlanView::Load(out->bytes.data(), out->bytes.size(), &out->view, &error).ok()) {
+    return planner::Fail(path + ": " + error.text);
+  }
+  return {};
+}
+
+planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<std::string>& specs,
+                                      int count) {
+  std::map<std::string, std::string> given;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return planner::Fail("--input '" + spec + "': expected NAME=FILE.npy");
+    }
+    const std::string name = spec.substr(0, eq);
+    if (!given.emplace(name, spec.substr(eq + 1)).second) {
+      return planner::Fail("--input " + name + " is given twice");
+    }
+  }
+  // Unknown names first: a misspelt name is the likelier mistake than a
+  // forgotten input, and the message names what the plan expects.
+  for (const auto& [name, file] : given) {
+    bool known = false;
+    for (uint32_t i = 0; i < view.num_inputs() && !known; ++i) {
+      known = view.input(i)->name()->str() == name;
+    }
+    if (!known) {
+      return planner::Fail("--input " + name + ": the plan has no input of that name (its inputs: " +
+                           InputNames(view) + ")");
+    }
+  }
+  InputData input_data(view.num_inputs());
+  for (uint32_t i = 0; i < view.num_inputs(); ++i) {
+    const schema::Tensor* t = view.input(i);
+    const std::string name = t->name()->str();
+    auto it = given.find(name);
+    if (it == given.end()) {
+      return planner::Fail("missing --input " + name + "=FILE.npy (the plan's inputs: " +
+                           InputNames(view) + ")");
+    }
+    BATON_ASSIGN_OR_RETURN(planner::NpyArray array, planner::ReadNpy(it->second));
+    std::vector<int64_t> shape;
+    if (t->shape() != nullptr) shape.assign(t->shape()->begin(), t->shape()->end());  // null: scalar
+    if (array.dtype != t->dtype()) {
+      return planner::Fail(it->second + ": dtype " + planner::DTypeName(array.dtype) +
+                           " does not match input '" + name + "' (" +
+                           planner::DTypeName(t->dtype()) + ")");
+    }
+    const std::string data(array.data.begin(), array.data.end());
+    if (array.shape == shape) {
+      input_data[i].assign(count, data);
+      continue;
+    }
+    std::vector<int64_t> batched = shape;
+    batched.insert(batched.begin(), count);
+    if (array.shape != batched) {
+      return planner::Fail(it->second + ": shape does not match input '" + name + "'");
+    }
+    for (int k = 0; k < count; ++k) {
+      input_data[i].push_back(data.substr(k * t->bytes(), t->bytes()));
+    }
+  }
+  return input_data;
+}
+
+}  // namespace baton::tool
