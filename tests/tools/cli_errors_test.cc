@@ -191,6 +191,10 @@ TEST(CliErrors, RunRejectsDuplicateInputsAndBadAffinity) {
   Outcome r = Baton(run + "--input x=" + x + " --input x=" + GraphDir() + "/branches.a.npy");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out, "baton run: --input x is given twice\n");
+  // A misspelt name is named before the missing one, with the plan's inputs.
+  r = Baton(run + "--input y=" + x);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out, "baton run: --input y: the plan has no input of that name (its inputs: 'x')\n");
   r = Baton(run + "--input x=" + x + " --affinity 999");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_TRUE(StartsWith(r.out, "baton run: --affinity 999: not a CPU this process may run on")) << r.out;
