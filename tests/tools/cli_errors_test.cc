@@ -181,6 +181,19 @@ TEST(CliErrors, AssignRankMustBeDigits) {
   EXPECT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " --assign Conv#0=cpu0 -q -o " + d + "/p.baton").code, 0);
 }
 
+TEST(CliErrors, SplitTakesOneListAndRejectsEmptyNames) {
+  const std::string d = Dir("split_args");
+  const std::string plan = "plan " + GraphPath("tiny_cnn") + " -o " + d + "/p.baton ";
+  Outcome r = Baton(plan + "--in-flight 2 --split , -q");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out, "baton plan: --split: an empty node name (give NAME[,NAME...])\n");
+  EXPECT_FALSE(Exists(d + "/p.baton"));
+  // Two names after one --split: the second is not taken as the model.
+  r = Baton(plan + "--in-flight 2 --split conv1 relu1");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_FALSE(Exists(d + "/p.baton"));
+}
+
 // --- run's inputs and options -------------------------------------------------
 
 TEST(CliErrors, RunRejectsDuplicateInputsAndBadAffinity) {

@@ -77,7 +77,15 @@ int RunPlan(const PlanArgs& a) {
   }
   PlanOptions options;
   options.in_flight = a.in_flight;
-  options.split = a.split;
+  // Each --split value is a comma-separated list; empty names stay in, so
+  // that the planner reports them.
+  for (const std::string& list : a.split) {
+    size_t start = 0;
+    for (size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
+      options.split.push_back(list.substr(start, comma - start));
+    }
+    options.split.push_back(list.substr(start));
+  }
   options.pack_time_limit_s = a.pack_time;
   options.auto_partition = a.auto_partition;
   options.objective = a.objective;
@@ -164,8 +172,10 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--assign", args->assign,
                   "PATTERN=DEVICE: op type (Conv), node (@conv1) or k-th node of an op (Conv#0); "
                   "later rules win");
-  cmd->add_option("--split", args->split, "Node names at which new pipeline stages begin")
-      ->delimiter(',');
+  // One value per --split, a comma-separated list split above: CLI11's own
+  // delimiter drops empty names and then takes the next option as a value.
+  cmd->add_option("--split", args->split, "Node names at which new pipeline stages begin (A,B,...)")
+      ->allow_extra_args(false);
   cmd->add_option("--in-flight", args->in_flight, "Inferences in flight (pipeline depth)")
       ->check(CLI::Range(1, 16));
   cmd->add_flag("--auto", args->auto_partition,

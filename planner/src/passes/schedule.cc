@@ -18,6 +18,7 @@ Check SplitStages(const std::vector<std::string>& split, const Graph& g,
                   std::vector<int>* stage) {
   std::set<std::string> names(split.begin(), split.end());
   for (const std::string& s : split) {
+    if (s.empty()) return Fail("--split: an empty node name (give NAME[,NAME...])");
     bool found = false;
     for (const Node& n : g.nodes) found |= n.name == s && n.op != kCopyOp;
     if (!found) return Fail("--split: no node named '" + s + "'");
