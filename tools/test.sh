@@ -23,15 +23,18 @@ SANITIZE=${SANITIZE:-0}
 # 2 cores, and CPU time is the number that does not depend on the machine's load.
 TIMES_FILE=$(mktemp)
 PHASE="" PHASE_WALL=0 PHASE_CPU=0 PHASE_TABLE=""
+# `times` must run in this shell (not in a $(...) subshell, whose children
+# are its own), so cpu_now leaves its answer in CPU_NOW.
 cpu_now() {
   times > "$TIMES_FILE"
-  awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/);
-                 printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$TIMES_FILE"
+  CPU_NOW=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/);
+                           printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$TIMES_FILE")
 }
 phase() {
   local wall cpu
   wall=$(date +%s)
-  cpu=$(cpu_now)
+  cpu_now
+  cpu=$CPU_NOW
   if [ -n "$PHASE" ]; then
     local line
     line=$(printf '%-44s %6ss wall %6ss CPU' "$PHASE" $((wall - PHASE_WALL)) $((cpu - PHASE_CPU)))
@@ -64,8 +67,9 @@ echo "tsan: passed"
 
 finish() {
   phase ""
+  cpu_now
   rm -f "$TIMES_FILE"
-  echo "== time per phase (total $(( $(date +%s) - START_WALL ))s wall, $(cpu_now)s CPU) =="
+  echo "== time per phase (total $(( $(date +%s) - START_WALL ))s wall, ${CPU_NOW}s CPU) =="
   printf '%s' "$PHASE_TABLE"
 }
 if [ "$SANITIZE" != 1 ]; then

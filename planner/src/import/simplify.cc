@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "baton/planner/import/shapes.h"
@@ -370,36 +371,6 @@ Check FuseActivationAt(Graph* graph, int r) {
   return Check();
 }
 
-// Rewrites Mul node `m` as HardSwish when one factor is HardSigmoid of the
-// other.
-Check FuseHardSwishAt(Graph* graph, int m) {
-  const Node& mul = graph->nodes[m];
-  if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.inputs[0] < 0 || mul.inputs[1] < 0) {
-    return Check();
-  }
-  const std::vector<int> producer = graph->Producers();
-  for (int k = 0; k < 2; ++k) {
-    const int gate = mul.inputs[k];
-    const int x = mul.inputs[1 - k];
-    const int p = producer[gate];
-    if (p < 0) continue;
-    const Node& hsig = graph->nodes[p];
-    // torch writes alpha as the float nearest 1/6.
-    if (hsig.op != "HardSigmoid" || hsig.inputs.size() != 1 || hsig.inputs[0] != x ||
-        std::fabs(hsig.GetFloat("alpha", 0.2f) - 1.0f / 6.0f) > 1e-6f ||
-        hsig.GetFloat("beta", 0.5f) != 0.5f || !SoleConsumer(*graph, gate, m)) {
-      continue;
-    }
-    Node& fused = graph->nodes[m];
-    fused.op = "HardSwish";
-    fused.inputs = {x};
-    fused.attrs.clear();
-    KillNode(&graph->nodes[p]);
-    break;
-  }
-  return Check();
-}
-
 // The value of tensor `t` when it is a one-element float32 constant whose
 // rank does not exceed `max_rank` (so it cannot widen a broadcast).
 std::optional<float> ScalarConstant(const Graph& graph, int t, size_t max_rank) {
@@ -507,37 +478,58 @@ Check FuseGeluAt(Graph* graph, int e) {
   return Check();
 }
 
-// Rewrites Mul(x, Tanh(Softplus(x))) (either order) into one Mish node.
-Check FuseMishAt(Graph* graph, int m) {
-  const Node& mul = graph->nodes[m];
-  if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.inputs[0] < 0 || mul.inputs[1] < 0) {
-    return Check();
+// Mul node `m` as y = x * g, where g = ops[0](ops[1](...ops[k-1](x))) is a
+// chain of unary nodes, each read only by the next: x and the chain's nodes,
+// outermost first.
+struct GatedMul {
+  int x = -1;
+  std::vector<int> chain;
+};
+
+std::optional<GatedMul> MatchGatedMul(const Graph& graph, const std::vector<int>& producer, int m,
+                                      const std::vector<const char*>& ops) {
+  const Node& mul = graph.nodes[m];
+  if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1 || mul.inputs[0] < 0 ||
+      mul.inputs[1] < 0) {
+    return std::nullopt;
   }
-  const std::vector<int> producer = graph->Producers();
   for (int k = 0; k < 2; ++k) {
-    const int gate = mul.inputs[k];
-    const int x = mul.inputs[1 - k];
-    const int t = producer[gate];
-    if (t < 0 || graph->nodes[t].op != "Tanh" || graph->nodes[t].inputs.size() != 1 ||
-        SoleReader(*graph, gate) != m) {
-      continue;
+    GatedMul match;
+    match.x = mul.inputs[1 - k];
+    int t = mul.inputs[k], reader = m;
+    for (const char* op : ops) {
+      const int p = producer[t];
+      if (p < 0 || graph.nodes[p].op != op || graph.nodes[p].inputs.size() != 1 ||
+          graph.nodes[p].outputs.size() != 1 || SoleReader(graph, t) != reader) {
+        break;
+      }
+      match.chain.push_back(p);
+      reader = p;
+      t = graph.nodes[p].inputs[0];
     }
-    const int sp_out = graph->nodes[t].inputs[0];
-    const int sp = producer[sp_out];
-    if (sp < 0 || graph->nodes[sp].op != "Softplus" || graph->nodes[sp].inputs.size() != 1 ||
-        graph->nodes[sp].inputs[0] != x || SoleReader(*graph, sp_out) != t ||
-        graph->tensors[x].dtype != DType::Float32 ||
-        graph->tensors[mul.outputs[0]].shape != graph->tensors[x].shape) {
-      continue;
-    }
-    Node& fused = graph->nodes[m];
-    fused.op = "Mish";
-    fused.inputs = {x};
-    fused.attrs.clear();
-    KillNode(&graph->nodes[t]);
-    KillNode(&graph->nodes[sp]);
-    break;
+    if (match.chain.size() == ops.size() && t == match.x) return match;
   }
+  return std::nullopt;
+}
+
+// Rewrites every Mul(x, ops...(x)) that `accept` agrees to into one `fused`
+// node reading x. Producers are computed once: a rewrite kills chain nodes
+// (their op cleared, so they never match again) and keeps the Mul's output.
+template <typename Accept>
+Check FuseGatedMuls(Graph* graph, const std::vector<const char*>& ops, const char* fused,
+                    Accept accept) {
+  BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
+  const std::vector<int> producer = graph->Producers();
+  for (int m : order) {
+    const std::optional<GatedMul> match = MatchGatedMul(*graph, producer, m, ops);
+    if (!match || !accept(*match, m)) continue;
+    Node& node = graph->nodes[m];
+    node.op = fused;
+    node.inputs = {match->x};
+    node.attrs.clear();
+    for (int p : match->chain) KillNode(&graph->nodes[p]);
+  }
+  EraseDeadNodes(graph);
   return Check();
 }
 
@@ -669,7 +661,15 @@ Check FoldBatchNorm(Graph* graph) { return RewriteEachNode(graph, FoldBatchNormA
 
 Check FuseActivations(Graph* graph) { return RewriteEachNode(graph, FuseActivationAt); }
 
-Check FuseHardSwish(Graph* graph) { return RewriteEachNode(graph, FuseHardSwishAt); }
+// HardSwish(x) = x * HardSigmoid(x), with torch's alpha (the float nearest
+// 1/6) and beta 0.5.
+Check FuseHardSwish(Graph* graph) {
+  return FuseGatedMuls(graph, {"HardSigmoid"}, "HardSwish", [&](const GatedMul& g, int) {
+    const Node& hsig = graph->nodes[g.chain[0]];
+    return std::fabs(hsig.GetFloat("alpha", 0.2f) - 1.0f / 6.0f) <= 1e-6f &&
+           hsig.GetFloat("beta", 0.5f) == 0.5f;
+  });
+}
 
 Check LowerSmallestTopK(Graph* graph) {
   std::vector<Node> nodes;
@@ -707,7 +707,13 @@ Check LowerSmallestTopK(Graph* graph) {
 
 Check FuseGelu(Graph* graph) { return RewriteEachNode(graph, FuseGeluAt); }
 
-Check FuseMish(Graph* graph) { return RewriteEachNode(graph, FuseMishAt); }
+// Mish(x) = x * Tanh(Softplus(x)), on float32 without broadcasting.
+Check FuseMish(Graph* graph) {
+  return FuseGatedMuls(graph, {"Tanh", "Softplus"}, "Mish", [&](const GatedMul& g, int m) {
+    return graph->tensors[g.x].dtype == DType::Float32 &&
+           graph->tensors[graph->nodes[m].outputs[0]].shape == graph->tensors[g.x].shape;
+  });
+}
 
 void RemoveUnusedTensors(Graph* graph) {
   std::vector<bool> used(graph->tensors.size(), false);
