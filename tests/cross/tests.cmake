@@ -55,7 +55,7 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
             -D BATON_HOST_TOOL=$<TARGET_FILE:baton>
             --target baton_runtime baton_kernels baton_port_cortex_m baton-demo)
   set_tests_properties(cross.cortex_m3.build PROPERTIES
-    FIXTURES_SETUP cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900)
+    FIXTURES_SETUP cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900 COST 500)
 
   set(_m3_libs ${_m3}/runtime/libbaton_runtime.a ${_m3}/runtime/libbaton_kernels.a
                ${_m3}/ports/cortex-m/libbaton_port_cortex_m.a)
@@ -92,7 +92,7 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
             --tool $<TARGET_FILE:baton> --machine mps3-an547 --qemu ${BATON_QEMU_ARM}
             --variant npu:${_m_targets}/mps3-an547.json:Conv=npu0,Gemm=npu0)
   set_tests_properties(cross.cortex_m55.qemu_demo PROPERTIES
-    RESOURCE_LOCK cross_m55 TIMEOUT 900)
+    RESOURCE_LOCK cross_m55 TIMEOUT 900 COST 500)
 else()
   message(STATUS "cross tests: Cortex-M skipped (need arm-none-eabi-g++/nm/size and qemu-system-arm)")
 endif()
@@ -107,7 +107,7 @@ if(BATON_A64_GXX AND BATON_QEMU_A64 AND EXISTS /usr/src/googletest/CMakeLists.tx
             --toolchain ${PROJECT_SOURCE_DIR}/ports/linux/aarch64-toolchain.cmake
             -D BATON_BUILD_TESTS=ON -D ${_werror} --target baton_runtime_only_tests)
   set_tests_properties(cross.aarch64.build PROPERTIES
-    FIXTURES_SETUP cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 900)
+    FIXTURES_SETUP cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 900 COST 500)
   add_test(NAME cross.aarch64.ctest COMMAND ${_python} ${_cross_driver} ctest --build ${_a64})
   set_tests_properties(cross.aarch64.ctest PROPERTIES
     FIXTURES_REQUIRED cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 600)
