@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
@@ -40,7 +41,7 @@ Check EvalLogSoftmax(const Node& node, const std::vector<const Tensor*>& inputs,
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       auto at = [&](int64_t a) { return (o * len + a) * inner + i; };
-      double mx = -INFINITY;
+      double mx = -std::numeric_limits<double>::infinity();
       for (int64_t a = 0; a < len; ++a) mx = std::max(mx, static_cast<double>(v[at(a)]));
       double sum = 0.0;
       for (int64_t a = 0; a < len; ++a) sum += std::exp(static_cast<double>(v[at(a)]) - mx);
