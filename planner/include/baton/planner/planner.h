@@ -29,6 +29,10 @@ struct PlanOptions {
   // search is bounded by work counts first; this is a safety net, and when it
   // triggers the plan may depend on the machine's speed.
   double auto_time_limit_s = 60.0;
+  // --auto-threads: threads that plan --auto's candidates (1 or 2). The
+  // results are consumed in the order one thread would produce them, so the
+  // plan is byte-identical whatever this is.
+  int auto_threads = 2;
 };
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options);
