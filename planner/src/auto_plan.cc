@@ -39,12 +39,7 @@ constexpr double kMemoryFractions[] = {1.0, 0.75, 0.5, 0.35, 0.25, 0.15};
 // do not depend on the machine.
 constexpr int64_t kOptionNodeBudget = 60000;
 constexpr int64_t kMinOptions = 100;
-// Graphs with more nodes get their candidates' arenas estimated instead of
-// packed (PlanMemory's `estimate`): packing decides which tensors may share
-// bytes pair by pair, quadratic in the tensors, and would leave a 5,000-node
-// graph only a handful of candidates within the budget. The written plan is
-// packed exactly; if it does not fit, the best single device is written.
-constexpr size_t kEstimateMemoryNodes = 1500;
+
 
 struct Judged {
   Program program;
@@ -300,7 +295,13 @@ class AutoPlanner {
         deadline_(std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(std::min(o.auto_time_limit_s, 1e7)))),
-        estimate_memory_(base_.graph.nodes.size() > kEstimateMemoryNodes) {}
+        // Big graphs: candidates' arenas estimated (PlanMemory's `estimate`),
+        // not packed: packing decides which tensors may share bytes pair by
+        // pair, quadratic in the tensors, and would leave a 5,000-node graph
+        // a handful of candidates within the budget. The written plan is
+        // packed exactly; if it does not fit, the best single device is
+        // written instead.
+        estimate_memory_(base_.graph.nodes.size() > o.auto_estimate_memory_nodes) {}
 
   Result<Program> Run() {
     BATON_ASSIGN_OR_RETURN(auto seconds, DeviceSeconds(light_, &work_));

@@ -33,6 +33,10 @@ struct PlanOptions {
   // results are consumed in the order one thread would produce them, so the
   // plan is byte-identical whatever this is.
   int auto_threads = 2;
+  // Graphs with more nodes than this get their --auto candidates' arenas
+  // estimated instead of packed (docs/partitioning.md); the written plan is
+  // always packed. Tests lower it to exercise the estimate on small graphs.
+  size_t auto_estimate_memory_nodes = 1500;
 };
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options);
