@@ -59,10 +59,15 @@ def main():
     ap.add_argument("--models", default="big500,big5000,mobilenet_v2")
     ap.add_argument("--targets", default="soc4,twin_npu,imx8mp")
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("extra", nargs="*", help="more `baton plan` arguments (after --)")
-    a = ap.parse_args()
+    # Everything after `--` goes to `baton plan` (argparse alone rejects
+    # options there).
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a.extra = extra
     os.makedirs(a.out, exist_ok=True)
     baton = os.path.abspath(a.baton)
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
     print("| model | target | wall s | CPU s | throughput/s | D | time limit hit |")
     print("|---|---|---|---|---|---|---|")
     for name in a.models.split(","):
@@ -77,6 +82,7 @@ def main():
                   f"{statistics.median(r[1] for r in runs):.2f} | "
                   f"{auto.get('throughput_per_s', 0):.1f} | {doc.get('inferences_in_flight', '')} | "
                   f"{'yes' if auto.get('time_limit_hit') else 'no'} |", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <thread>
 
 #include "baton/config.h"
 #include "baton/planner/analysis/cost.h"
@@ -33,10 +34,12 @@ constexpr double kMemoryFractions[] = {1.0, 0.75, 0.5, 0.35, 0.25, 0.15};
 // The search's work budget: candidate stage options (each one scheduled,
 // packed and simulated) times the graph's nodes. About 400 options for a
 // 150-node model, 120 for 500 nodes; never fewer than kMinOptions (which
-// 5,000-node graphs get). A count, not a clock, so that plans do not depend
-// on the machine.
+// graphs over 600 nodes get: enough for the single devices, the search's
+// candidates and part of the shortlist). A count, not a clock, so that plans
+// do not depend on the machine.
 constexpr int64_t kOptionNodeBudget = 60000;
-constexpr int64_t kMinOptions = 40;
+constexpr int64_t kMinOptions = 100;
+
 
 struct Judged {
   Program program;
@@ -150,7 +153,8 @@ struct Staged {
 // a shortlist. The highest simulated throughput wins (the first of equals:
 // options come in order of preference).
 Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_time_limit_s,
-                           bool quick, std::string* out_error, int64_t* out_planned = nullptr) {
+                           bool quick, std::string* out_error, int64_t* out_planned = nullptr,
+                           bool estimate_memory = false) {
   const size_t refined_count = quick ? 1 : 3;
   BATON_ASSIGN_OR_RETURN(std::vector<StageOption> options, StageOptions(p, work, quick));
   if (out_planned != nullptr) *out_planned += static_cast<int64_t>(options.size());
@@ -160,7 +164,8 @@ Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_t
     staged.node_stage = o.stage;
     staged.num_stages = 1 + *std::max_element(o.stage.begin(), o.stage.end());
     Result<Program> done = FinishProgram(staged, o.order.empty() ? nullptr : &o.order,
-                                         pack_time_limit_s, /*with_bounds=*/false);
+                                         pack_time_limit_s, /*with_bounds=*/false,
+                                         &work.workspace_bytes, estimate_memory);
     Result<SimResult> sim = done.ok() ? SimulateProgram(done.value(), kJudgeInferences)
                                       : Result<SimResult>(Fail(done.error()));
     if (!sim.ok()) {
@@ -180,7 +185,8 @@ Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_t
       if (out_planned != nullptr) ++*out_planned;
       BATON_ASSIGN_OR_RETURN(Program refined,
                              RefineOrder(planned[i].second, candidate.program, pack_time_limit_s,
-                                         /*with_bounds=*/false));
+                                         /*with_bounds=*/false, &work.workspace_bytes,
+                                         estimate_memory));
       if (refined.order != candidate.program.order) {
         BATON_ASSIGN_OR_RETURN(SimResult sim, SimulateProgram(refined, kJudgeInferences));
         candidate = Staged{std::move(refined), std::move(sim)};
@@ -196,13 +202,14 @@ Result<Staged> BestStaging(const Program& p, const NodeWork& work, double pack_t
 // Plans `p` (devices assigned, copies not yet inserted) with `in_flight`
 // inferences in flight and the best of its stage options.
 Result<Judged> PlanCandidate(Program p, const NodeWork& work, int in_flight,
-                             double pack_time_limit_s, bool quick, int64_t* out_planned) {
+                             double pack_time_limit_s, bool quick, int64_t* out_planned,
+                             bool estimate_memory) {
   p.in_flight = in_flight;
   BATON_TRY(InsertCopies(&p));
   if (p.queues.size() > kMaxQueues) return Fail("too many queues");
   std::string error;
-  BATON_ASSIGN_OR_RETURN(Staged best,
-                         BestStaging(p, work, pack_time_limit_s, quick, &error, out_planned));
+  BATON_ASSIGN_OR_RETURN(Staged best, BestStaging(p, work, pack_time_limit_s, quick, &error,
+                                                  out_planned, estimate_memory));
   return Judged{std::move(best.program), std::move(best.sim), in_flight};
 }
 
@@ -218,6 +225,36 @@ bool BetterJudged(const Judged& a, const Judged& b, Objective objective) {
   if (tb > ta * (1 + kTie)) return false;
   if (a.in_flight != b.in_flight) return a.in_flight < b.in_flight;
   return a.sim.latency_mean_s < b.sim.latency_mean_s;
+}
+
+// Plans jobs 0..count-1 in order, as one thread would: before each,
+// `wanted(k)` says whether the sequential search would plan job k now (it
+// reads the state earlier jobs left); `plan(k)` plans it (pure: no shared
+// state); `consume(k, result)` records it. With two threads, job k + 1 is
+// planned on the second thread while job k is, and dropped unused when
+// `wanted(k + 1)` turns false once job k is consumed: the results, and so the
+// plan, are the same for any thread count.
+template <typename R, typename Plan, typename Wanted, typename Consume>
+void PlanInOrder(size_t count, int threads, const Plan& plan, const Wanted& wanted,
+                 const Consume& consume) {
+  size_t k = 0;
+  while (k < count) {
+    if (!wanted(k)) {
+      ++k;
+      continue;
+    }
+    std::optional<R> second;
+    std::thread helper;
+    if (threads > 1 && k + 1 < count) helper = std::thread([&, next = k + 1] { second = plan(next); });
+    R first = plan(k);
+    if (helper.joinable()) helper.join();
+    consume(k, std::move(first));
+    ++k;
+    if (second) {
+      if (wanted(k)) consume(k, std::move(*second));
+      ++k;
+    }
+  }
 }
 
 // Node seconds on every device (negative where a device cannot run the
@@ -257,7 +294,14 @@ class AutoPlanner {
                                                                       base_.graph.nodes.size())))),
         deadline_(std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(std::min(o.auto_time_limit_s, 1e7)))) {}
+                      std::chrono::duration<double>(std::min(o.auto_time_limit_s, 1e7)))),
+        // Big graphs: candidates' arenas estimated (PlanMemory's `estimate`),
+        // not packed: packing decides which tensors may share bytes pair by
+        // pair, quadratic in the tensors, and would leave a 5,000-node graph
+        // a handful of candidates within the budget. The written plan is
+        // packed exactly; if it does not fit, the best single device is
+        // written instead.
+        estimate_memory_(base_.graph.nodes.size() > o.auto_estimate_memory_nodes) {}
 
   Result<Program> Run() {
     BATON_ASSIGN_OR_RETURN(auto seconds, DeviceSeconds(light_, &work_));
@@ -272,7 +316,7 @@ class AutoPlanner {
       search.objective = objective_;
       search.exact_limit = options_.auto_exact_limit;
       search.max_in_flight = objective_ == Objective::kLatency ? 1 : options_.max_in_flight;
-      for (const std::vector<int>& devices : SearchPartitions(model, search)) Judge(devices);
+      JudgeAll(SearchPartitions(model, search), /*always=*/false);
       if (best_) break;
     }
     if (!best_) return Fail(NoPlanMessage());
@@ -291,30 +335,54 @@ class AutoPlanner {
     return depths;
   }
 
-  // Plans `devices` at every allowed depth; keeps the best plan overall.
-  // `always`: at depth 1 even when the work budget is spent (the single
-  // devices: the baseline the result must not fall below).
-  std::optional<Judged> Judge(const std::vector<int>& devices, bool always = false) {
-    std::optional<Judged> best_here;
-    for (int depth : Depths()) {
-      if (!(always && depth == 1) && OutOfWork()) break;
-      Program p = light_;
-      p.node_device = devices;
-      ++planned_;
-      Result<Judged> judged = PlanCandidate(std::move(p), work_, depth, /*pack_time_limit_s=*/0.0,
-                                            /*quick=*/true, &options_planned_);
-      if (!judged.ok()) {
-        if (first_error_.empty()) first_error_ = judged.error();
-        continue;
-      }
-      screened_.push_back({devices, depth, judged->sim.throughput_per_s,
-                           judged->sim.latency_mean_s});
-      if (!best_here || BetterJudged(judged.value(), *best_here, objective_)) {
-        best_here = std::move(judged).value();
-      }
+  // One candidate planned: its result and the stage options it cost.
+  struct Planned {
+    Result<Judged> judged = Fail("not planned");
+    int64_t options = 0;
+  };
+
+  Planned PlanJob(const std::vector<int>& devices, int depth, bool quick) const {
+    Program p = light_;
+    p.node_device = devices;
+    Planned out;
+    out.judged = PlanCandidate(std::move(p), work_, depth, /*pack_time_limit_s=*/0.0, quick,
+                               &out.options, estimate_memory_);
+    return out;
+  }
+
+  // Plans every assignment of `candidates` at every depth of Depths() and
+  // keeps the best plan overall; returns each assignment's best (empty where
+  // none could be planned). `always`: at depth 1 even when the work budget
+  // is spent (the single devices: the baseline the result must not fall
+  // below). Within one assignment, depths stop once the budget is spent.
+  std::vector<std::optional<Judged>> JudgeAll(const std::vector<std::vector<int>>& candidates,
+                                              bool always) {
+    const std::vector<int> depths = Depths();
+    const size_t per = depths.size();
+    std::vector<std::optional<Judged>> best_of(candidates.size());
+    PlanInOrder<Planned>(
+        candidates.size() * per, options_.auto_threads,
+        [&](size_t job) { return PlanJob(candidates[job / per], depths[job % per], true); },
+        [&](size_t job) { return (always && depths[job % per] == 1) || !OutOfWork(); },
+        [&](size_t job, Planned planned) {
+          ++planned_;
+          options_planned_ += planned.options;
+          if (!planned.judged.ok()) {
+            if (first_error_.empty()) first_error_ = planned.judged.error();
+            return;
+          }
+          Judged& judged = planned.judged.value();
+          std::optional<Judged>& best_here = best_of[job / per];
+          screened_.push_back({candidates[job / per], depths[job % per],
+                               judged.sim.throughput_per_s, judged.sim.latency_mean_s});
+          if (!best_here || BetterJudged(judged, *best_here, objective_)) {
+            best_here = std::move(judged);
+          }
+        });
+    for (const std::optional<Judged>& best_here : best_of) {
+      if (best_here && (!best_ || BetterJudged(*best_here, *best_, objective_))) best_ = best_here;
     }
-    if (best_here && (!best_ || BetterJudged(*best_here, *best_, objective_))) best_ = best_here;
-    return best_here;
+    return best_of;
   }
 
   // Re-plans the best few screened assignments at every depth with every
@@ -331,24 +399,33 @@ class AutoPlanner {
     for (size_t i = 0; i < sorted.size() && done.size() < kShortlist; ++i) {
       if (std::find(done.begin(), done.end(), sorted[i].devices) != done.end()) continue;
       done.push_back(sorted[i].devices);
-      for (int depth = 1; depth <= max_depth && !OutOfWork(); ++depth) {
-        Program p = light_;
-        p.node_device = sorted[i].devices;
-        ++planned_;
-        Result<Judged> full =
-            PlanCandidate(std::move(p), work_, depth, 0.0, /*quick=*/false, &options_planned_);
-        if (full.ok() && BetterJudged(full.value(), *best_, objective_)) {
-          best_ = std::move(full).value();
-        }
-      }
     }
+    const size_t per = static_cast<size_t>(max_depth);
+    PlanInOrder<Planned>(
+        done.size() * per, options_.auto_threads,
+        [&](size_t job) {
+          return PlanJob(done[job / per], static_cast<int>(job % per) + 1, /*quick=*/false);
+        },
+        [&](size_t) { return !OutOfWork(); },
+        [&](size_t, Planned planned) {
+          ++planned_;
+          options_planned_ += planned.options;
+          if (planned.judged.ok() && BetterJudged(planned.judged.value(), *best_, objective_)) {
+            best_ = std::move(planned.judged).value();
+          }
+        });
   }
 
   // Every device alone (where it can run the nodes): the baseline the
   // result must beat, and the report's reference.
   void JudgeSingles(const PartitionModel& model) {
+    std::vector<std::vector<int>> singles;
     for (size_t d = 0; d < base_.target.devices.size(); ++d) {
-      std::optional<Judged> j = Judge(model.SingleDevice(static_cast<int>(d)), /*always=*/true);
+      singles.push_back(model.SingleDevice(static_cast<int>(d)));
+    }
+    std::vector<std::optional<Judged>> judged = JudgeAll(singles, /*always=*/true);
+    for (size_t d = 0; d < base_.target.devices.size(); ++d) {
+      std::optional<Judged>& j = judged[d];
       if (!j) continue;
       if (!best_single_ || BetterJudged(*j, *best_single_, objective_)) {
         best_single_ = std::move(j);
@@ -373,18 +450,31 @@ class AutoPlanner {
   // Re-packs the winner's arenas with the full packing time (same devices,
   // stages and order), and fills the report.
   Result<Program> Finish(const PartitionModel& model, double fraction) {
-    Program staged = base_;
-    staged.node_device = best_->program.node_device;
-    staged.node_device.resize(base_.graph.nodes.size());
-    staged.in_flight = best_->in_flight;
-    BATON_TRY(InsertCopies(&staged));
-    staged.node_stage = best_->program.node_stage;
-    staged.num_stages = best_->program.num_stages;
-    BATON_ASSIGN_OR_RETURN(Program out, FinishProgram(staged, &best_->program.order,
-                                                      options_.pack_time_limit_s));
+    Result<Program> written = FinishJudged(*best_);
+    if (!written.ok() && estimate_memory_ && best_single_) {
+      // The estimate let through a plan the packer cannot fit: the best
+      // single device (a candidate the search always has) instead.
+      written = FinishJudged(*best_single_);
+      if (written.ok()) best_ = best_single_;
+    }
+    if (!written.ok()) return Fail(written.error());
+    Program out = std::move(written).value();
     BATON_ASSIGN_OR_RETURN(SimResult sim, SimulateProgram(out, kJudgeInferences));
     FillReport(model, fraction, sim, &out);
     return out;
+  }
+
+  // `j` (devices, depth, stages and order) planned from base_ (weights
+  // included) with the full packing time.
+  Result<Program> FinishJudged(const Judged& j) const {
+    Program staged = base_;
+    staged.node_device = j.program.node_device;
+    staged.node_device.resize(base_.graph.nodes.size());
+    staged.in_flight = j.in_flight;
+    BATON_TRY(InsertCopies(&staged));
+    staged.node_stage = j.program.node_stage;
+    staged.num_stages = j.program.num_stages;
+    return FinishProgram(staged, &j.program.order, options_.pack_time_limit_s);
   }
 
   void FillReport(const PartitionModel& model, double fraction, const SimResult& sim,
@@ -427,6 +517,7 @@ class AutoPlanner {
   int64_t option_budget_;         // stage options the search may plan
   int64_t options_planned_ = 0;
   std::chrono::steady_clock::time_point deadline_;
+  bool estimate_memory_;  // candidates' arenas estimated, not packed
   bool time_limit_hit_ = false;
   struct Screened {
     std::vector<int> devices;

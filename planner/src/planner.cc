@@ -26,11 +26,12 @@ Result<SimResult> SimulateProgram(const Program& p, uint32_t inferences) {
 }
 
 Result<Program> FinishProgram(const Program& p, const std::vector<int>* order,
-                              double pack_time_limit_s, bool with_bounds) {
+                              double pack_time_limit_s, bool with_bounds,
+                              const std::vector<uint64_t>* workspace_bytes, bool estimate_memory) {
   Program q = p;
   BATON_TRY(Schedule(&q, order));
-  BATON_TRY(PlanWorkspace(&q));
-  BATON_TRY(PlanMemory(&q, pack_time_limit_s, with_bounds));
+  BATON_TRY(PlanWorkspace(&q, workspace_bytes));
+  BATON_TRY(PlanMemory(&q, pack_time_limit_s, with_bounds, estimate_memory));
   PruneWaits(&q);
   return q;
 }
@@ -133,7 +134,9 @@ Result<std::vector<int>> ProfiledOrder(const Program& p) {
 }  // namespace
 
 Result<Program> internal::RefineOrder(const Program& staged, Program best,
-                                      double pack_time_limit_s, bool with_bounds) {
+                                      double pack_time_limit_s, bool with_bounds,
+                                      const std::vector<uint64_t>* workspace_bytes,
+                                      bool estimate_memory) {
   // Profile-guided program order: replay the plan on the target's cost
   // model, then order every queue by when its nodes actually start within
   // an iteration, so a queue does not hold back work another device waits
@@ -143,7 +146,9 @@ Result<Program> internal::RefineOrder(const Program& staged, Program best,
   for (int round = 0; round < 3; ++round) {
     BATON_ASSIGN_OR_RETURN(std::vector<int> order, ProfiledOrder(best));
     if (order == best.order) break;
-    Result<Program> candidate = FinishProgram(staged, &order, pack_time_limit_s, with_bounds);
+    Result<Program> candidate =
+        FinishProgram(staged, &order, pack_time_limit_s, with_bounds, workspace_bytes,
+                      estimate_memory);
     if (!candidate.ok()) break;
     BATON_ASSIGN_OR_RETURN(double t, SimulatedThroughput(candidate.value()));
     if (!(t > throughput * 1.005)) break;

@@ -11,9 +11,14 @@ namespace baton::planner::internal {
 
 // Schedule (in `order` when given), workspace, memory and wait pruning of a
 // program whose stages are set. `with_bounds`: PlanMemory's lower bounds
-// (false for candidates that are only simulated).
+// (false for candidates that are only simulated). `workspace_bytes`: each
+// node's workspace when already known (NodeWork::workspace_bytes; see
+// PlanWorkspace), which saves emitting the plan to ask the kernels.
+// `estimate_memory`: PlanMemory's estimate instead of packing.
 Result<Program> FinishProgram(const Program& p, const std::vector<int>* order,
-                              double pack_time_limit_s, bool with_bounds = true);
+                              double pack_time_limit_s, bool with_bounds = true,
+                              const std::vector<uint64_t>* workspace_bytes = nullptr,
+                              bool estimate_memory = false);
 
 // Emits `p` and simulates `inferences` inferences on its target.
 Result<SimResult> SimulateProgram(const Program& p, uint32_t inferences);
@@ -66,6 +71,8 @@ Result<Program> PlanAuto(Program assigned, const PlanOptions& options);
 // simulation improves. `staged` is the program before FinishProgram, `best`
 // the finished one.
 Result<Program> RefineOrder(const Program& staged, Program best, double pack_time_limit_s,
-                            bool with_bounds = true);
+                            bool with_bounds = true,
+                            const std::vector<uint64_t>* workspace_bytes = nullptr,
+                            bool estimate_memory = false);
 
 }  // namespace baton::planner::internal

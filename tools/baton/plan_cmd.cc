@@ -33,6 +33,7 @@ struct PlanArgs {
   int max_in_flight = 4;
   std::vector<std::string> profiles;
   double auto_time_limit = 60.0;
+  int auto_threads = 2;
 };
 
 // The plan and the optional header, report and dot graph; with no program
@@ -91,6 +92,7 @@ int RunPlan(const PlanArgs& a) {
   options.objective = a.objective;
   options.max_in_flight = a.max_in_flight;
   options.auto_time_limit_s = a.auto_time_limit;
+  options.auto_threads = a.auto_threads;
   for (const std::string& rule : a.assign) {
     Result<AssignRule> parsed = ParseAssignRule(rule);
     if (!parsed.ok()) return fail(parsed.error());
@@ -189,6 +191,9 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
                   "--auto: wall seconds after which the search keeps the best plan so far "
                   "(default 60)")
       ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--auto-threads", args->auto_threads,
+                  "--auto: threads planning candidates, 1 or 2 (default 2; same plan either way)")
+      ->check(CLI::Range(1, 2));
   cmd->add_option("--pack-time-limit", args->pack_time, "Seconds the arena packer may search per domain")
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--profile", args->profiles,

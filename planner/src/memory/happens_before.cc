@@ -25,14 +25,17 @@ HappensBefore::HappensBefore(const Program& p) : p_(p) {
   max_stage_ = max_stage;
   margin_.assign(nodes * queues * static_cast<size_t>(2 * iterations_ + 1) *
                      static_cast<size_t>(max_stage + 1),
-                 kUnset);
-  c_.assign(static_cast<size_t>(iterations_),
-            std::vector<std::vector<Vec>>(static_cast<size_t>(iterations_), std::vector<Vec>(nodes)));
+                 kUnsetMargin);
+  // One flat array (one allocation, not one per instance): the constructor
+  // fills iterations^2 * nodes vectors, the memory pass's largest cost on
+  // big graphs.
+  c_.assign(static_cast<size_t>(iterations_ * iterations_) * nodes * queues, kNone);
+  Vec c;
   for (int64_t h = 0; h < iterations_; ++h) {
     for (int64_t k = 0; k < iterations_; ++k) {
       for (int n : p.order) {
-        c_[static_cast<size_t>(h)][static_cast<size_t>(k)][static_cast<size_t>(n)] =
-            Knowledge(n, k, p.waits[n], h);
+        Knowledge(n, k, p.waits[n], h, &c);
+        std::copy(c.begin(), c.end(), c_.begin() + static_cast<std::ptrdiff_t>(Index(h, n, k)));
       }
     }
   }
@@ -43,11 +46,12 @@ int64_t HappensBefore::Target(int m, int64_t inference) const {
   return (inference + p_.node_stage[m]) * length_[qm] + position_[m] + 1;
 }
 
-HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits,
-                                            int64_t horizon) const {
+void HappensBefore::Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits,
+                              int64_t horizon, Vec* out) const {
   const size_t queues = p_.queues.size();
-  Vec c(queues, kNone);
-  auto merge = [&](const Vec& other) {
+  Vec& c = *out;
+  c.assign(queues, kNone);
+  auto merge = [&](const int64_t* other) {
     for (size_t q = 0; q < queues; ++q) c[q] = std::max(c[q], other[q]);
   };
   const int q = p_.node_queue[n];
@@ -60,7 +64,7 @@ HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<
   }
   c[q] = std::max<int64_t>(c[q], k * length_[q] + pos);
   const int64_t i = k - p_.node_stage[n];
-  if (i < 0 || i > horizon) return c;  // skipped: it waits for nothing
+  if (i < 0 || i > horizon) return;  // skipped: it waits for nothing
   for (const WaitEdge& w : waits) {
     const int64_t j = i - w.lag;
     if (j < 0) continue;
@@ -74,7 +78,6 @@ HappensBefore::Vec HappensBefore::Knowledge(int n, int64_t k, const std::vector<
       c[qq] = std::max(c[qq], (i - p_.in_flight) * length_[qq] + last_key_[qq] + 1);
     }
   }
-  return c;
 }
 
 bool HappensBefore::Completed(int m, int delta, int n) const {
@@ -94,7 +97,13 @@ bool HappensBefore::Completed(int m, int delta, int n) const {
        static_cast<size_t>(delta + iterations_)) *
           static_cast<size_t>(max_stage_ + 1) +
       static_cast<size_t>(sm);
-  if (margin_[key] == kUnset) margin_[key] = Margin(qm, sm, delta, n);
+  if (margin_[key] == kUnsetMargin) {
+    // Stored in 32 bits (the memo is the pass's largest array, and each
+    // question touches it at random): clamped, it compares the same with
+    // any position.
+    margin_[key] = static_cast<int32_t>(std::clamp<int64_t>(
+        Margin(qm, sm, delta, n), int64_t{INT32_MIN} + 1, int64_t{INT32_MAX}));
+  }
   return margin_[key] > position_[m];
 }
 
@@ -114,7 +123,8 @@ bool HappensBefore::ImpliedWithout(int n, const std::vector<WaitEdge>& others,
                                    WaitEdge candidate) const {
   const int qm = p_.node_queue[candidate.node];
   for (int64_t i = candidate.lag; i + p_.node_stage[n] < iterations_; ++i) {
-    Vec c = Knowledge(n, i + p_.node_stage[n], others, i);
+    Vec c;
+    Knowledge(n, i + p_.node_stage[n], others, i, &c);
     if (c[qm] < Target(candidate.node, i - candidate.lag)) return false;
   }
   return true;

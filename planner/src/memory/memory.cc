@@ -502,6 +502,66 @@ std::string OverflowMessage(const Program& p, const DomainProblem& dp, const Pea
   return out;
 }
 
+// Domain d without packing (PlanMemory's `estimate`): every tensor gets
+// bytes of its own (the plan loads and simulates like a packed one; only
+// shapes and the schedule count), and the domain fits when an estimate of
+// the packed arena does: the peak over the plan order of the single-slot
+// tensors live from their first to their last access, plus, per slot count
+// S, S times the same peak over the S-slot tensors (the lanes), with a
+// tenth more for what packing loses to fragmentation. On one queue the peak
+// is a lower bound of any packing; with several, lanes and concurrent queues
+// may need more or less. The written plan is always packed exactly.
+Check EstimateDomain(Program* p, const std::vector<Accesses>& acc, const std::set<int>& emitted,
+                     const std::vector<uint32_t>& slot_counts, int d) {
+  const TargetDomain& domain = p->target.domains[d];
+  std::vector<int> order_pos(p->graph.nodes.size(), 0);
+  for (size_t k = 0; k < p->order.size(); ++k) order_pos[p->order[k]] = static_cast<int>(k);
+  const uint64_t align = domain.alignment;
+  const int horizon = static_cast<int>(p->order.size()) + 2;
+  // Live-byte differences along the order, per slot count (index 0: single).
+  std::vector<std::vector<int64_t>> diff;
+  uint64_t offset = 0;
+  for (int t : emitted) {
+    if (p->tensor_domain[t] != d) continue;
+    const uint32_t slots = slot_counts[t];
+    const uint64_t bytes = std::max<uint64_t>(AlignUp(p->graph.tensors[t].bytes(), align), align);
+    TensorPlacement& place = p->placement[t];
+    place.domain = d;
+    place.offset = offset;
+    place.slots = slots;
+    place.slot_stride = slots > 1 ? bytes : 0;
+    offset += bytes * slots;
+    int lo = horizon, hi = 0;
+    for (int n : Accessors(acc[t])) {
+      const int at = n == kCallerWrite ? 0 : n == kCallerRead ? horizon - 1 : order_pos[n] + 1;
+      lo = std::min(lo, at);
+      hi = std::max(hi, at + 1);
+    }
+    hi = std::max(hi, lo + 1);
+    const size_t lane = slots > 1 ? slots : 0;
+    if (diff.size() <= lane) diff.resize(lane + 1);
+    if (diff[lane].empty()) diff[lane].assign(static_cast<size_t>(horizon) + 1, 0);
+    diff[lane][static_cast<size_t>(lo)] += static_cast<int64_t>(bytes);
+    diff[lane][static_cast<size_t>(hi)] -= static_cast<int64_t>(bytes);
+  }
+  uint64_t estimate = 0;
+  for (size_t lane = 0; lane < diff.size(); ++lane) {
+    int64_t live = 0, peak = 0;
+    for (int64_t change : diff[lane]) {
+      live += change;
+      peak = std::max(peak, live);
+    }
+    estimate += static_cast<uint64_t>(peak) * std::max<uint64_t>(lane, 1);
+  }
+  p->domain_report[d].arena_bytes = offset;
+  estimate += estimate / 10;
+  if (estimate > domain.bytes) {
+    return Fail("domain '" + domain.name + "': arena needs about " + std::to_string(estimate) +
+                " bytes but the capacity is " + std::to_string(domain.bytes));
+  }
+  return {};
+}
+
 // Packs domain d, places its tensors and fills its report; fails when the
 // arena exceeds the domain's capacity.
 Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit_s,
@@ -533,8 +593,18 @@ Check PlanDomain(Program* p, const MemoryFacts& f, int d, double pack_time_limit
 
 }  // namespace
 
-Check PlanWorkspace(Program* p) {
+Check PlanWorkspace(Program* p, const std::vector<uint64_t>* known_bytes) {
   p->workspace.assign(p->graph.nodes.size(), {});
+  if (known_bytes != nullptr) {
+    // Sizes from an earlier plan of the same nodes: a kernel's workspace
+    // depends on its node's op, attributes and shapes, not on the device;
+    // copies (the nodes past known_bytes) need none.
+    for (int n : p->order) {
+      const size_t need = static_cast<size_t>(n) < known_bytes->size() ? (*known_bytes)[n] : 0;
+      if (need > 0) AddWorkspace(p, n, need);
+    }
+    return {};
+  }
   // The kernels size their workspace from the plan's view of a node, so ask
   // them about a plan emitted without one.
   BATON_ASSIGN_OR_RETURN(std::string bytes, EmitPlan(*p));
@@ -548,7 +618,7 @@ Check PlanWorkspace(Program* p) {
   return {};
 }
 
-Check PlanMemory(Program* p, double pack_time_limit_s, bool with_bounds) {
+Check PlanMemory(Program* p, double pack_time_limit_s, bool with_bounds, bool estimate) {
   const std::vector<Accesses> acc = CollectAccesses(*p);
   const std::set<int> emitted = EmittedTensors(p->graph, acc);
   p->placement.assign(p->graph.tensors.size(), TensorPlacement());
@@ -558,12 +628,18 @@ Check PlanMemory(Program* p, double pack_time_limit_s, bool with_bounds) {
     slots = ChooseSlots(*p, before_lag_waits, acc, emitted);
     AddLagWaits(p, before_lag_waits, acc, emitted, slots);
   }
+  p->domain_report.assign(p->target.domains.size(), DomainReport());
+  if (estimate) {
+    for (size_t d = 0; d < p->target.domains.size(); ++d) {
+      BATON_TRY(EstimateDomain(p, acc, emitted, slots, static_cast<int>(d)));
+    }
+    return {};
+  }
   // Conflicts and bounds are judged with the lag waits in place.
   const HappensBefore hb(*p);
   const SharingRule rule(hb, p->in_flight);
   MemoryFacts facts{*p, acc, emitted, slots, hb, rule, std::vector<int>(p->graph.nodes.size(), 0)};
   for (size_t k = 0; k < p->order.size(); ++k) facts.order_pos[p->order[k]] = static_cast<int>(k);
-  p->domain_report.assign(p->target.domains.size(), DomainReport());
   for (size_t d = 0; d < p->target.domains.size(); ++d) {
     BATON_TRY(PlanDomain(p, facts, static_cast<int>(d), pack_time_limit_s, with_bounds));
   }

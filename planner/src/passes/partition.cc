@@ -21,12 +21,12 @@ int Compare(double a, double b) {
   return 0;
 }
 
-// Evaluations the local search may spend: about 1.5e8 node or tensor visits,
+// Evaluations the local search may spend: about 3e7 node or tensor visits,
 // whatever the graph size, so the search ends in seconds and the result does
 // not depend on the machine's speed.
 int64_t EvaluationBudget(size_t nodes, size_t transfers) {
   const int64_t work = static_cast<int64_t>(nodes + transfers) + 1;
-  return std::max<int64_t>(200, 150000000 / work);
+  return std::max<int64_t>(200, 30000000 / work);
 }
 
 }  // namespace
@@ -135,7 +135,44 @@ Result<PartitionModel> PartitionModel::Build(const Program& p,
   }
   m.fallback_domain_ = t.devices[t.fallback].domains[0];
   m.SetMemoryFraction(1.0);
+
+  // Values crossing each cut of the topological order (difference arrays).
+  const size_t n_pos = m.topo_.size();
+  std::vector<int64_t> bytes_diff(n_pos + 2, 0), values_diff(n_pos + 2, 0);
+  for (const Transfer& tr : m.transfers_) {
+    const int first = tr.producer >= 0 ? m.topo_pos_[tr.producer] + 1 : 0;
+    int last = tr.is_output ? static_cast<int>(n_pos) : -1;
+    for (int c : tr.consumers) last = std::max(last, m.topo_pos_[c]);
+    if (last < first) continue;  // never read after it is produced
+    bytes_diff[first] += static_cast<int64_t>(tr.bytes);
+    bytes_diff[last + 1] -= static_cast<int64_t>(tr.bytes);
+    ++values_diff[first];
+    --values_diff[last + 1];
+  }
+  m.cut_bytes_.assign(n_pos + 1, 0);
+  m.cut_values_.assign(n_pos + 1, 0);
+  int64_t bytes = 0, values = 0;
+  for (size_t k = 0; k <= n_pos; ++k) {
+    bytes += bytes_diff[k];
+    values += values_diff[k];
+    m.cut_bytes_[k] = static_cast<uint64_t>(std::max<int64_t>(bytes, 0));
+    m.cut_values_[k] = static_cast<int>(values);
+  }
   return m;
+}
+
+double PartitionModel::CopySeconds(int from, int to, uint64_t bytes, int values) const {
+  const Target& t = *target_;
+  const int a = t.devices[from].domains[0], b = t.devices[to].domains[0];
+  if (a == b || values <= 0) return 0;
+  const std::vector<Hop>& route = routes_[a][b];
+  if (route.empty()) return std::numeric_limits<double>::infinity();
+  double seconds = 0;
+  for (const Hop& hop : route) {
+    const TargetLink& link = t.links[hop.link];
+    seconds += link.latency_s * values + static_cast<double>(bytes) / link.bytes_per_s;
+  }
+  return seconds;
 }
 
 void PartitionModel::SetMemoryFraction(double fraction) {
@@ -180,24 +217,37 @@ PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
   const size_t num_positions = topo_.size() + 2;
   PartitionEval e;
   e.queue_load_s.assign(num_queues(), 0.0);
-  std::vector<double> queue_free(num_queues(), 0.0);
-  std::vector<double> node_end(num_nodes(), 0.0);
-  std::vector<std::vector<int64_t>> live(t.domains.size(), std::vector<int64_t>(num_positions, 0));
-  auto add_live = [&](int domain, size_t from, size_t to, uint64_t bytes) {
-    live[domain][from] += static_cast<int64_t>(bytes);
-    live[domain][to + 1] -= static_cast<int64_t>(bytes);
-  };
   // Per transfer: domain -> time the value is there, and its last use there.
   // At most one entry per domain, in one flat array (no allocation per
-  // transfer: this is the search's hottest path).
+  // transfer: this is the search's hottest path). The arrays are reused
+  // from call to call (one set per thread).
   struct Located {
     int domain;
     double ready;
     size_t first, last;
   };
+  struct Scratch {
+    std::vector<double> queue_free, node_end;
+    std::vector<int64_t> live;  // [domain][position], flat
+    std::vector<Located> located_at;
+    std::vector<uint8_t> located_count;
+  };
+  thread_local Scratch scratch;
   const size_t nd = t.domains.size();
-  std::vector<Located> located_at(transfers_.size() * nd);
-  std::vector<uint8_t> located_count(transfers_.size(), 0);
+  std::vector<double>& queue_free = scratch.queue_free;
+  std::vector<double>& node_end = scratch.node_end;
+  std::vector<int64_t>& live = scratch.live;
+  std::vector<Located>& located_at = scratch.located_at;
+  std::vector<uint8_t>& located_count = scratch.located_count;
+  queue_free.assign(num_queues(), 0.0);
+  node_end.assign(num_nodes(), 0.0);
+  live.assign(nd * num_positions, 0);
+  located_at.resize(transfers_.size() * nd);
+  located_count.assign(transfers_.size(), 0);
+  auto add_live = [&](int domain, size_t from, size_t to, uint64_t bytes) {
+    live[static_cast<size_t>(domain) * num_positions + from] += static_cast<int64_t>(bytes);
+    live[static_cast<size_t>(domain) * num_positions + to + 1] -= static_cast<int64_t>(bytes);
+  };
   auto located_begin = [&](int tr) { return located_at.data() + static_cast<size_t>(tr) * nd; };
   auto add_located = [&](int tr, Located l) {
     located_begin(tr)[located_count[tr]++] = l;
@@ -288,7 +338,7 @@ PartitionEval PartitionModel::Evaluate(const std::vector<int>& device) const {
   for (size_t dom = 0; dom < t.domains.size(); ++dom) {
     int64_t sum = 0;
     for (size_t k = 0; k < num_positions; ++k) {
-      sum += live[dom][k];
+      sum += live[dom * num_positions + k];
       e.domain_peak[dom] = std::max(e.domain_peak[dom], static_cast<uint64_t>(std::max<int64_t>(sum, 0)));
     }
     if (e.domain_peak[dom] > domain_limit_[dom]) e.fits = false;
@@ -316,6 +366,7 @@ class Search {
     Singles();
     if (!Exhaustive()) {
       Chains();
+      ContiguousSegments();
       std::vector<Candidate> seeds = Best(6);
       for (Candidate& seed : seeds) Add(LocalSearch(std::move(seed)));
     }
@@ -478,6 +529,162 @@ class Search {
         Add(Make(Fill(order, period, true)));
       }
     } while (std::next_permutation(order.begin(), order.end()) && ++permutations < 120);
+  }
+
+  // Piper-style dynamic program over contiguous segments of the topological
+  // order: segment [i, j) runs on one device (nodes it cannot run on the
+  // fallback, counted in the segment's load), each device holds at most one
+  // segment, and the copies at a cut (the values crossing it, along the
+  // route between the two devices) are charged to the segment after it. It
+  // minimizes the largest segment load over (end, devices used, last device);
+  // every end state over the whole order becomes a candidate (the model then
+  // judges it exactly). Graphs over kMaxBlocks nodes are cut into blocks of
+  // about equal fastest-device time, and segments end at block boundaries.
+  void ContiguousSegments() {
+    constexpr size_t kMaxBlocks = 160;
+    constexpr size_t kMaxDevices = 6;
+    const size_t nd = m_.num_devices();
+    if (nd < 2 || nd > kMaxDevices) return;
+    const std::vector<int>& topo = m_.topo();
+    const size_t n = topo.size();
+    // A node device d cannot run goes where SingleDevice(d) puts it.
+    std::vector<std::vector<int>> single(nd);
+    for (size_t d = 0; d < nd; ++d) single[d] = m_.SingleDevice(static_cast<int>(d));
+    // Prefix sums of each device's seconds along the order (pinned nodes
+    // count on their own device only).
+    std::vector<std::vector<double>> prefix(nd, std::vector<double>(n + 1, 0.0));
+    std::vector<double> fastest(n + 1, 0.0);
+    for (size_t k = 0; k < n; ++k) {
+      const int node = topo[k];
+      double best = std::numeric_limits<double>::infinity();
+      for (size_t d = 0; d < nd; ++d) {
+        const int dev = static_cast<int>(d);
+        const double s = m_.Pinned(node) ? 0.0 : m_.Seconds(node, single[d][node]);
+        prefix[d][k + 1] = prefix[d][k] + s;
+        if (m_.CanRun(node, dev)) best = std::min(best, m_.Seconds(node, dev));
+      }
+      fastest[k + 1] = fastest[k] + (std::isfinite(best) ? best : 0);
+    }
+    // Block boundaries: positions 0 = b_0 < ... < b_B = n.
+    std::vector<size_t> bound = {0};
+    if (n <= kMaxBlocks) {
+      for (size_t k = 1; k <= n; ++k) bound.push_back(k);
+    } else {
+      for (size_t k = 1; k < n; ++k) {
+        const double share = fastest[n] * static_cast<double>(bound.size()) / kMaxBlocks;
+        if (fastest[k] >= share && k > bound.back()) bound.push_back(k);
+      }
+      bound.push_back(n);
+    }
+    const size_t blocks = bound.size() - 1;
+    const size_t masks = size_t{1} << nd;
+    const double inf = std::numeric_limits<double>::infinity();
+    // best[j][mask][last]: the smallest largest-segment load of positions
+    // [0, bound[j]) in segments on the devices of `mask`, the last on `last`.
+    auto at = [&](size_t j, size_t mask, size_t last) { return (j * masks + mask) * nd + last; };
+    std::vector<double> best((blocks + 1) * masks * nd, inf);
+    std::vector<int32_t> from((blocks + 1) * masks * nd, -1);
+    auto segment = [&](size_t d, size_t i, size_t j) { return prefix[d][bound[j]] - prefix[d][bound[i]]; };
+    for (size_t j = 1; j <= blocks; ++j) {
+      for (size_t d = 0; d < nd; ++d) {
+        const size_t s = at(j, size_t{1} << d, d);
+        best[s] = segment(d, 0, j);
+      }
+    }
+    for (size_t i = 1; i < blocks; ++i) {
+      const size_t cut = bound[i];
+      for (size_t mask = 1; mask < masks; ++mask) {
+        for (size_t a = 0; a < nd; ++a) {
+          const double here = best[at(i, mask, a)];
+          if (!std::isfinite(here)) continue;
+          for (size_t b = 0; b < nd; ++b) {
+            if (mask & (size_t{1} << b)) continue;
+            const double copy = m_.CopySeconds(static_cast<int>(a), static_cast<int>(b),
+                                               m_.CutBytes()[cut], m_.CutValues()[cut]);
+            if (!std::isfinite(copy)) continue;
+            const size_t next_mask = mask | (size_t{1} << b);
+            for (size_t j = i + 1; j <= blocks; ++j) {
+              const double v = std::max(here, segment(b, i, j) + copy);
+              const size_t s = at(j, next_mask, b);
+              if (v < best[s]) {
+                best[s] = v;
+                from[s] = static_cast<int32_t>(at(i, mask, a));
+              }
+            }
+          }
+        }
+      }
+    }
+    for (size_t mask = 1; mask < masks; ++mask) {
+      for (size_t last = 0; last < nd; ++last) {
+        size_t s = at(blocks, mask, last);
+        if (!std::isfinite(best[s]) || (mask & (size_t{1} << last)) == 0) continue;
+        std::vector<int> device = m_.SingleDevice(0);
+        size_t j = blocks, d = last;
+        for (;;) {
+          const int32_t prev = from[s];
+          const size_t i = prev < 0 ? 0 : static_cast<size_t>(prev) / nd / masks;
+          for (size_t k = bound[i]; k < bound[j]; ++k) {
+            const int node = topo[k];
+            if (m_.Pinned(node)) continue;
+            device[node] = single[d][node];
+          }
+          if (prev < 0) break;
+          s = static_cast<size_t>(prev);
+          j = i;
+          d = s % nd;
+        }
+        Add(Make(std::move(device)));
+      }
+    }
+    SplitSegments(single, bound);
+  }
+
+  // Every split of the order (at block boundaries) into two segments, and
+  // into three when there are at most kThreeSegmentBlocks blocks, each
+  // segment on one device (adjacent ones different), judged exactly by the
+  // model: the dynamic program above ignores memory capacities, these do
+  // not. The best few become candidates.
+  void SplitSegments(const std::vector<std::vector<int>>& single, const std::vector<size_t>& bound) {
+    constexpr size_t kThreeSegmentBlocks = 24;
+    constexpr size_t kKeep = 4;
+    const std::vector<int>& topo = m_.topo();
+    const size_t nd = m_.num_devices(), blocks = bound.size() - 1;
+    std::vector<Candidate> kept;
+    auto offer = [&](const std::vector<size_t>& cuts, const std::vector<size_t>& devs) {
+      std::vector<int> device = m_.SingleDevice(0);
+      for (size_t seg = 0; seg < devs.size(); ++seg) {
+        const size_t from = seg == 0 ? 0 : bound[cuts[seg - 1]];
+        const size_t to = seg + 1 < devs.size() ? bound[cuts[seg]] : topo.size();
+        for (size_t k = from; k < to; ++k) {
+          if (!m_.Pinned(topo[k])) device[topo[k]] = single[devs[seg]][topo[k]];
+        }
+      }
+      Candidate c = Make(std::move(device));
+      if (kept.size() == kKeep && !Better(c.eval, kept.back().eval)) return;
+      for (const Candidate& have : kept) {
+        if (have.device == c.device) return;
+      }
+      kept.push_back(std::move(c));
+      std::stable_sort(kept.begin(), kept.end(), [this](const Candidate& a, const Candidate& b) {
+        return Better(a.eval, b.eval);
+      });
+      if (kept.size() > kKeep) kept.pop_back();
+    };
+    for (size_t a = 0; a < nd; ++a) {
+      for (size_t b = 0; b < nd; ++b) {
+        if (b == a) continue;
+        for (size_t i = 1; i < blocks; ++i) offer({i}, {a, b});
+        if (blocks > kThreeSegmentBlocks) continue;
+        for (size_t c = 0; c < nd; ++c) {
+          if (c == b) continue;
+          for (size_t i = 1; i < blocks; ++i) {
+            for (size_t j = i + 1; j < blocks; ++j) offer({i, j}, {a, b, c});
+          }
+        }
+      }
+    }
+    for (Candidate& c : kept) Add(std::move(c));
   }
 
   // Moves a run of up to kRun nodes, consecutive in topological order and

@@ -271,17 +271,16 @@ TEST_P(AutoVsExhaustive, WithinTwoPercentOfOptimum) {
   o.pack_time_limit_s = 0;
   o.auto_time_limit_s = 1e7;  // the work budget decides, whatever the machine's load
   // The default (exhaustive on the model for graphs this small) must reach
-  // 98% of the optimum. The heuristic alone (chains and local moves, what
-  // larger graphs get) is held to 85%: it reaches 95% on 8 of these 10 cases
-  // and 89% on the worst (docs/partitioning.md); this guards against it
-  // getting worse.
+  // 98% of the optimum, and so must the heuristic alone (chains, contiguous
+  // segments and local moves: what larger graphs get; before the segment
+  // seeds it reached 89% and 92% on seeds 9 and 7, docs/partitioning.md).
   o.auto_exact_limit = 0;
   {
     auto heuristic = PlanGraph(g, target.value(), o);
     ASSERT_TRUE(heuristic.ok()) << heuristic.error();
     const double t = Simulated(heuristic.value(), target.value());
     std::printf("seed %u: heuristic alone %.1f%% of the optimum\n", c.seed, 100.0 * t / optimum);
-    EXPECT_GE(t, 0.85 * optimum) << "seed " << c.seed << ": heuristic " << t
+    EXPECT_GE(t, 0.98 * optimum) << "seed " << c.seed << ": heuristic " << t
                                  << "/s, exhaustive optimum " << optimum << "/s (" << optimum_how
                                  << ")";
   }
@@ -305,6 +304,75 @@ TEST_P(AutoVsExhaustive, WithinTwoPercentOfOptimum) {
       << planned->in_flight << "), exhaustive optimum " << optimum << "/s (" << optimum_how << ")";
   // Never below the best single device either.
   EXPECT_GE(sim->throughput_per_s, planned->auto_report.best_single_throughput_per_s * 0.999);
+}
+
+// --auto plans its candidates on two threads and takes their results in the
+// one-thread order: the plan bytes must not depend on the thread count (nor
+// on the threads' timing: each plan is made three times).
+TEST(AutoThreads, PlanBytesDoNotDependOnTheThreadCount) {
+  for (uint32_t seed : {3u, 7u, 9u}) {
+    RandomDag dag = MakeDag(seed, 10);
+    auto target = ParseTarget(TargetJson(96ull << 10, 64ull << 20), "rand3.json");
+    ASSERT_TRUE(target.ok()) << target.error();
+    for (int64_t exact_limit : {int64_t{0}, PlanOptions().auto_exact_limit}) {
+      std::vector<std::string> plans;
+      for (int threads : {1, 2, 2, 1, 2}) {
+        PlanOptions o;
+        o.auto_partition = true;
+        o.pack_time_limit_s = 0;
+        o.auto_time_limit_s = 1e7;
+        o.auto_exact_limit = exact_limit;
+        o.auto_threads = threads;
+        auto planned = PlanGraph(dag.graph, target.value(), o);
+        ASSERT_TRUE(planned.ok()) << planned.error();
+        auto bytes = EmitPlan(planned.value());
+        ASSERT_TRUE(bytes.ok()) << bytes.error();
+        plans.push_back(bytes.value());
+      }
+      for (size_t k = 1; k < plans.size(); ++k) {
+        EXPECT_EQ(plans[k], plans[0]) << "seed " << seed << ", exact limit " << exact_limit
+                                      << ", run " << k;
+      }
+    }
+  }
+}
+
+// The arena estimate big graphs' candidates get (forced here on small
+// ones): the written plan is still packed exactly, passes the validator, fits
+// every capacity and is never below the best single device; on roomy
+// memories it matches the packed search's throughput within 2%.
+TEST(AutoEstimatedMemory, WrittenPlanIsPackedValidAndFits) {
+  for (uint32_t seed : {1u, 3u, 9u}) {
+    RandomDag dag = MakeDag(seed, 10);
+    const uint64_t sram = seed == 9 ? 96ull << 10 : 64ull << 20;
+    const uint64_t tcm = seed == 9 ? 160ull << 10 : 64ull << 20;
+    auto target = ParseTarget(TargetJson(sram, tcm), "rand3.json");
+    ASSERT_TRUE(target.ok()) << target.error();
+    PlanOptions o;
+    o.auto_partition = true;
+    o.pack_time_limit_s = 0;
+    o.auto_time_limit_s = 1e7;
+    auto packed = PlanGraph(dag.graph, target.value(), o);
+    ASSERT_TRUE(packed.ok()) << packed.error();
+    o.auto_estimate_memory_nodes = 0;
+    auto estimated = PlanGraph(dag.graph, target.value(), o);
+    ASSERT_TRUE(estimated.ok()) << estimated.error();
+    auto bytes = EmitPlan(estimated.value());
+    ASSERT_TRUE(bytes.ok()) << bytes.error();
+    Check valid = ValidatePlanSchedule(bytes->data(), bytes->size());
+    EXPECT_TRUE(valid.ok()) << "seed " << seed << ": " << valid.error();
+    for (size_t d = 0; d < target->domains.size(); ++d) {
+      EXPECT_LE(estimated->domain_report[d].arena_bytes, target->domains[d].bytes)
+          << "seed " << seed << ", domain " << target->domains[d].name;
+    }
+    const double t = Simulated(estimated.value(), target.value());
+    const double t_packed = Simulated(packed.value(), target.value());
+    EXPECT_GE(t, estimated->auto_report.best_single_throughput_per_s * 0.999) << "seed " << seed;
+    if (seed != 9) {
+      EXPECT_GE(t, 0.98 * t_packed) << "seed " << seed;
+    }
+    std::printf("seed %u: estimated memory %.1f/s, packed %.1f/s\n", seed, t, t_packed);
+  }
 }
 
 std::vector<Case> Cases() {

@@ -29,6 +29,14 @@ struct PlanOptions {
   // search is bounded by work counts first; this is a safety net, and when it
   // triggers the plan may depend on the machine's speed.
   double auto_time_limit_s = 60.0;
+  // --auto-threads: threads that plan --auto's candidates (1 or 2). The
+  // results are consumed in the order one thread would produce them, so the
+  // plan is byte-identical whatever this is.
+  int auto_threads = 2;
+  // Graphs with more nodes than this get their --auto candidates' arenas
+  // estimated instead of packed (docs/partitioning.md); the written plan is
+  // always packed. Tests lower it to exercise the estimate on small graphs.
+  size_t auto_estimate_memory_nodes = 1500;
 };
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options);

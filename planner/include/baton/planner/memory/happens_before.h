@@ -39,7 +39,6 @@ class HappensBefore {
  private:
   using Vec = std::vector<int64_t>;
   static constexpr int64_t kNone = INT64_MIN / 4;
-  static constexpr int64_t kUnset = INT64_MIN;
   // The smallest, over the inferences Completed checks, of n's knowledge of
   // queue qm minus the counter value before a stage-sm node of inference
   // i + delta (INT64_MAX when no inference is checked).
@@ -48,19 +47,27 @@ class HappensBefore {
   // Knowledge of instance (n, iteration k) from its program predecessor, the
   // given waits and the in-flight limit.
   // Instances of inferences past `horizon` are taken as skipped.
-  Vec Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits, int64_t horizon) const;
-  const Vec& At(int64_t horizon, int n, int64_t k) const {
-    return c_[static_cast<size_t>(horizon)][static_cast<size_t>(k)][static_cast<size_t>(n)];
+  void Knowledge(int n, int64_t k, const std::vector<WaitEdge>& waits, int64_t horizon,
+                 Vec* out) const;
+  size_t Index(int64_t horizon, int n, int64_t k) const {
+    return ((static_cast<size_t>(horizon) * static_cast<size_t>(iterations_) +
+             static_cast<size_t>(k)) *
+                p_.graph.nodes.size() +
+            static_cast<size_t>(n)) *
+           p_.queues.size();
   }
+  // The knowledge vector (one entry per queue) of instance (n, k).
+  const int64_t* At(int64_t horizon, int n, int64_t k) const { return c_.data() + Index(horizon, n, k); }
 
   const Program& p_;
   int64_t iterations_ = 0;
   std::vector<int> position_;      // per node
   std::vector<int64_t> length_;    // per queue
   std::vector<int64_t> last_key_;  // per queue
-  std::vector<std::vector<std::vector<Vec>>> c_;  // [horizon][iteration][node][queue]
+  std::vector<int64_t> c_;  // [horizon][iteration][node][queue], flat
   int max_stage_ = 0;
-  mutable std::vector<int64_t> margin_;  // Completed's memo, kUnset until asked
+  static constexpr int32_t kUnsetMargin = INT32_MIN;
+  mutable std::vector<int32_t> margin_;  // Completed's memo, kUnsetMargin until asked
 };
 
 }  // namespace baton::planner

@@ -28,12 +28,21 @@ namespace baton::planner {
 
 // Adds each node's workspace tensor (sized by the kernel's WorkspaceBytes)
 // in its queue's first domain. Needs Schedule.
-Check PlanWorkspace(Program* program);
+// `known_bytes` (optional): each node's workspace bytes from an earlier
+// PlanWorkspace of the same graph (indexed by node; copies added since
+// need none), instead of emitting the plan to ask the kernels.
+Check PlanWorkspace(Program* program, const std::vector<uint64_t>* known_bytes = nullptr);
 
 // Fills placement and domain_report, may add waits. Fails when a domain's
 // arena exceeds its capacity. Without `with_bounds` the lower bounds (the
 // costliest part on large graphs) are left at 0 unless a domain overflows
 // (its error names the peak): for candidate plans that are only simulated.
-Check PlanMemory(Program* program, double pack_time_limit_s, bool with_bounds = true);
+// `estimate`: no packing (every tensor gets bytes of its own, so the plan
+// still loads and simulates) and the capacities are checked against an
+// estimate of the packed arenas (interval peaks along the plan order; see
+// EstimateDomain in memory.cc): --auto's candidates on graphs too big to
+// pack each one. The written plan is always packed.
+Check PlanMemory(Program* program, double pack_time_limit_s, bool with_bounds = true,
+                 bool estimate = false);
 
 }  // namespace baton::planner

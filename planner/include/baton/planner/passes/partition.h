@@ -15,7 +15,11 @@
 //      fallback): the baselines the result must beat;
 //   2. chains: for every order of the devices and a ladder of period targets,
 //      fill the devices in topological order up to the period;
-//   3. local search from the best few: move a run of up to four nodes
+//   3. a dynamic program over contiguous segments of the topological order
+//      (Piper-style): each segment on one device, every device used at most
+//      once, minimizing the largest segment load (copies at each cut
+//      charged to the segment after it);
+//   4. local search from the best few: move a run of up to four nodes
 //      (consecutive in topological order) to another device while the
 //      objective improves.
 // Small graphs (at most SearchOptions::exact_limit assignments) are instead
@@ -66,6 +70,18 @@ class PartitionModel {
   const std::vector<int>& topo() const { return topo_; }
   int TopoPos(int node) const { return topo_pos_[node]; }
 
+  // Per position k of the topological order: the bytes and the number of
+  // values produced before position k (graph inputs included) and read at
+  // or after it (graph outputs count as read at the end): what a stage cut
+  // before topo()[k] would copy. Size num_nodes() + 1.
+  const std::vector<uint64_t>& CutBytes() const { return cut_bytes_; }
+  const std::vector<int>& CutValues() const { return cut_values_; }
+
+  // Seconds to move `values` values of `bytes` bytes in total from device
+  // `from`'s first domain to device `to`'s (every hop of the route, each
+  // value paying each link's latency); 0 when they share the domain.
+  double CopySeconds(int from, int to, uint64_t bytes, int values) const;
+
   // Per domain: the live bytes an assignment may hold there (capacity times
   // `fraction`); Evaluate sets `fits` against these.
   void SetMemoryFraction(double fraction);
@@ -103,6 +119,8 @@ class PartitionModel {
   std::vector<int> link_queue_;                 // per link: queue index, -1 = destination device
   std::vector<std::vector<std::vector<Hop>>> routes_;  // [from][to] fewest-hop route
   std::vector<uint64_t> domain_limit_;
+  std::vector<uint64_t> cut_bytes_;
+  std::vector<int> cut_values_;
   int fallback_domain_ = 0;
 };
 
