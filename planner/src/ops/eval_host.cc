@@ -181,6 +181,9 @@ Shape BroadcastStrides(const Shape& in, const Shape& out) {
 
 void CopyElems(const uint8_t* src, int64_t src_index, uint8_t* dst, int64_t dst_index,
                int64_t elements, size_t esize) {
+  // An empty tensor's data() may be null, and memcpy forbids null even for
+  // zero bytes (UBSan: FoldModels.WhereOnShapes concatenates an empty shape).
+  if (elements <= 0) return;
   std::memcpy(dst + static_cast<size_t>(dst_index) * esize,
               src + static_cast<size_t>(src_index) * esize, static_cast<size_t>(elements) * esize);
 }
