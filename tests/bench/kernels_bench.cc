@@ -118,7 +118,36 @@ void RunGemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tran
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Softmax over `axis` of a [rows, len] (axis 1: attention scores, rows
+// contiguous) or [len, rows] (axis 0: the axis is not innermost) tensor.
+void RunSoftmax(benchmark::State& state, int64_t rows, int64_t len, int axis) {
+  KernelHarness h;
+  const std::vector<int64_t> shape =
+      axis == 1 ? std::vector<int64_t>{rows, len} : std::vector<int64_t>{len, rows};
+  const int x = h.AddTensor(DType::Float32, shape);
+  const int y = h.AddTensor(DType::Float32, shape);
+  Fill(&h, x, 7);
+  for (int64_t i = 0; i < h.Elements(x); ++i) h.F32(x)[i] *= 8.0f;
+  h.SetNode(schema::Op::Softmax, {x}, {y}, schema::Params::AxisParams,
+            [axis](flatbuffers::FlatBufferBuilder& fbb) {
+              return schema::CreateAxisParams(fbb, axis).Union();
+            });
+  if (!h.Prepare().ok()) {
+    state.SkipWithError("Softmax prepare failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!h.Eval().ok()) state.SkipWithError("Softmax eval failed");
+  }
+  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(rows * len) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // ------------------------------------------------------------ single layers
+// ViT-B/16 at 224: 12 heads x 197 queries, 197 keys; axis 0 of [1000, 64].
+BENCHMARK_CAPTURE(RunSoftmax, Softmax_vit_12x197x197, 12 * 197, 197, 1)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunSoftmax, Softmax_axis0_1000x64, 64, 1000, 0)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3_64x56x56, ConvSpec{64, 56, 56, 64, 3, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3_256x14x14, ConvSpec{256, 14, 14, 256, 3, 1, 1, false})

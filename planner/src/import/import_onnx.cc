@@ -12,6 +12,7 @@
 #include "baton/planner/io/npy.h"
 #include "baton/planner/import/shapes.h"
 #include "baton/planner/import/simplify.h"
+#include "baton/planner/ops/op_def.h"
 #include "import/onnx_patterns.h"
 #include "ops/eval_host.h"
 
@@ -461,19 +462,57 @@ class Importer {
   }
 
   // Every op Baton cannot plan (an unknown op type or another domain's op)
-  // in one error. Ops Baton knows but cannot run (a fold-only op whose
-  // input is not constant) are reported after folding (Simplify).
+  // in one error. When there are such ops, the same error also names the
+  // fold-only ops (ConstantOfShape, Range, Ceil, Floor, ReduceProd: no
+  // kernel) whose inputs are not constant, found by propagating constness
+  // through the ONNX graph: initializers and Constant outputs are constant,
+  // Shape of a tensor with a static shape (as declared or as ONNX infers
+  // it) is, and so is the output of any op Baton can evaluate on constant
+  // inputs. Without unknown ops, shape inference and Simplify report those
+  // exactly (CheckFoldOnlyOps).
   static Check CheckOpsSupported(const onnx::GraphProto& g, const std::vector<std::string>& names) {
     std::vector<std::pair<std::string, std::string>> unsupported;
+    std::vector<bool> unknown(g.node_size(), false);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
       if (!IsDefaultDomain(proto.domain())) {
         unsupported.emplace_back(proto.op_type() + " (domain '" + proto.domain() + "')", names[i]);
+        unknown[i] = true;
       } else if (!IsSupportedOp(proto.op_type()) || proto.op_type() == "__copy") {
         unsupported.emplace_back(proto.op_type(), names[i]);
+        unknown[i] = true;
       }
     }
     if (unsupported.empty()) return Check();
+    std::set<std::string> constant, static_shape;
+    for (const auto& init : g.initializer()) constant.insert(init.name());
+    auto note_static = [&](const onnx::ValueInfoProto& vi) {
+      DType dtype;
+      std::vector<int64_t> shape;
+      if (StaticType(vi, &dtype, &shape)) static_shape.insert(vi.name());
+    };
+    for (const auto& vi : g.input()) note_static(vi);
+    for (const auto& vi : g.value_info()) note_static(vi);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& proto = g.node(i);
+      if (unknown[i]) continue;
+      const std::string& op = proto.op_type();
+      bool all_constant = true;
+      for (const std::string& in : proto.input()) {
+        if (!in.empty() && !constant.count(in)) all_constant = false;
+      }
+      const OpDef* def = FindOp(op);
+      bool out_constant = op == "Constant" || (all_constant && def != nullptr && def->eval != nullptr);
+      if (op == "Shape" && proto.input_size() > 0 && static_shape.count(proto.input(0))) {
+        out_constant = true;
+      }
+      if (out_constant) {
+        for (const std::string& out : proto.output()) constant.insert(out);
+      } else if (def != nullptr && !def->has_kernel && def->eval != nullptr && op != "Shape" &&
+                 op != "Dropout") {
+        unsupported.emplace_back(op + " (fold-only, an input is not constant)", names[i]);
+      }
+    }
     return Fail(UnsupportedOpsMessage(unsupported));
   }
 

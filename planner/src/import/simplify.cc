@@ -753,6 +753,9 @@ void RenameUpsample(Graph* graph) {
 Check Simplify(Graph* graph) {
   BATON_TRY(InferShapes(graph));
   RenameUpsample(graph);
+  bool lowered = false;
+  BATON_TRY(LowerEinsum(graph, &lowered));
+  if (lowered) BATON_TRY(InferShapes(graph));
   BATON_TRY(RemoveIdentities(graph));
   BATON_TRY(FoldConstants(graph));
   BATON_TRY(CheckFoldOnlyOps(*graph));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -347,6 +348,126 @@ Check EvalExpand(const Node&, const std::vector<const Tensor*>& inputs,
   return Check();
 }
 
+// ---- Mod (fold-only) ----
+
+// swin_t's window padding: (window - W % window) % window on shapes.
+Check InferMod(InferContext& c) {
+  if (c.In(0).dtype != c.In(1).dtype) {
+    return c.Err("dtypes of " + c.Name(0) + " and " + c.Name(1) + " differ");
+  }
+  if (c.In(0).dtype == DType::Bool) return c.Err("input " + c.Name(0) + " must be numeric");
+  Shape out;
+  if (!internal::BroadcastShapes(c.S(0), c.S(1), &out)) {
+    return c.Err("shapes " + ShapeString(c.S(0)) + " and " + ShapeString(c.S(1)) +
+                 " are not broadcastable");
+  }
+  c.Output(c.In(0).dtype, out);
+  return Check();
+}
+
+// fmod=1: the remainder has the dividend's sign (C fmod, %); fmod=0: the
+// divisor's (Python, numpy.mod). Integer division by 0 is an error.
+template <typename T>
+Check ModValues(const Tensor& a, const Tensor& b, bool fmod, Tensor* y) {
+  const std::vector<T> va = Values<T>(a), vb = Values<T>(b);
+  std::vector<T> out(static_cast<size_t>(y->elements()));
+  bool zero = false;
+  internal::ForEachIndex(y->shape, internal::BroadcastStrides(a.shape, y->shape),
+                         internal::BroadcastStrides(b.shape, y->shape),
+                         [&](int64_t i, int64_t ia, int64_t ib) {
+                           const T x = va[ia], d = vb[ib];
+                           T r;
+                           if constexpr (std::is_floating_point_v<T>) {
+                             r = std::fmod(x, d);
+                             if (!fmod && r != 0 && ((r < 0) != (d < 0))) r += d;
+                           } else {
+                             if (d == 0) {
+                               zero = true;
+                               return;
+                             }
+                             r = static_cast<T>(x % d);
+                             if (!fmod && r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+                           }
+                           out[static_cast<size_t>(i)] = r;
+                         });
+  if (zero) return Fail("integer Mod by zero");
+  internal::Store(out, y);
+  return Check();
+}
+
+Check EvalMod(const Node& node, const std::vector<const Tensor*>& inputs,
+              const std::vector<Tensor*>& outputs) {
+  BATON_TRY(internal::RequireValue(inputs, 1));
+  const bool fmod = node.GetInt("fmod", 0) != 0;
+  Check result;
+  const bool ok = internal::VisitDType(inputs[0]->dtype, [&](auto zero) {
+    using T = decltype(zero);
+    result = ModValues<T>(*inputs[0], *inputs[1], fmod, outputs[0]);
+  });
+  if (!ok) return internal::CannotEvaluate(node, inputs[0]->dtype);
+  return result;
+}
+
+// ---- ScatterND (fold-only) ----
+
+// swin_t's shifted-window attention mask: slices of a zero tensor set to
+// constants. reduction must be "none".
+Check InferScatterND(InferContext& c) {
+  BATON_TRY(c.RequireDType(1, DType::Int64));
+  if (c.node().GetString("reduction", "none") != "none") {
+    return c.Err("reduction '" + c.node().GetString("reduction", "") + "' is not supported");
+  }
+  if (c.In(2).dtype != c.In(0).dtype) {
+    return c.Err("dtypes of " + c.Name(0) + " and " + c.Name(2) + " differ");
+  }
+  const Shape& data = c.S(0);
+  const Shape& indices = c.S(1);
+  if (indices.empty() || indices.back() < 1 || indices.back() > static_cast<int64_t>(data.size())) {
+    return c.Err("indices " + c.Desc(1) + " do not index " + c.Desc(0));
+  }
+  Shape updates(indices.begin(), indices.end() - 1);
+  updates.insert(updates.end(), data.begin() + indices.back(), data.end());
+  if (c.S(2) != updates) {
+    return c.Err("updates " + c.Desc(2) + " should have shape " + ShapeString(updates));
+  }
+  c.SameAsInput(0);
+  return Check();
+}
+
+Check EvalScatterND(const Node& node, const std::vector<const Tensor*>& inputs,
+                    const std::vector<Tensor*>& outputs) {
+  BATON_TRY(internal::RequireValue(inputs, 1));
+  BATON_TRY(internal::RequireValue(inputs, 2));
+  const Tensor& data = *inputs[0];
+  const Tensor& updates = *inputs[2];
+  const std::vector<int64_t> idx = Values<int64_t>(*inputs[1]);
+  const size_t k = static_cast<size_t>(inputs[1]->shape.back());
+  const size_t elem = DTypeBytes(data.dtype);
+  int64_t slice = 1;
+  for (size_t d = k; d < data.shape.size(); ++d) slice *= data.shape[d];
+  const Shape strides = internal::Strides(data.shape);
+  Tensor* y = outputs[0];
+  y->data = data.data;
+  const size_t count = k == 0 ? 0 : idx.size() / k;
+  for (size_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < k; ++d) {
+      int64_t i = idx[n * k + d];
+      if (i < 0) i += data.shape[d];
+      if (i < 0 || i >= data.shape[d]) {
+        return Fail("ScatterND index " + std::to_string(idx[n * k + d]) + " is out of range for dim " +
+                    std::to_string(d) + " of size " + std::to_string(data.shape[d]));
+      }
+      offset += i * strides[d];
+    }
+    std::memcpy(y->data.data() + static_cast<size_t>(offset) * elem,
+                updates.data.data() + n * static_cast<size_t>(slice) * elem,
+                static_cast<size_t>(slice) * elem);
+  }
+  (void)node;
+  return Check();
+}
+
 // name, inputs min..max, outputs min..max, infer, has_kernel, kernel op,
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
 // clang-format off
@@ -356,6 +477,8 @@ const OpDef kOps[] = {
     {"Ceil", 1, 1, 1, 1, InferRounding, false, schema::Op::Copy, 1, nullptr, nullptr, EvalRounding<true>, false},
     {"Floor", 1, 1, 1, 1, InferRounding, false, schema::Op::Copy, 1, nullptr, nullptr, EvalRounding<false>, false},
     {"ReduceProd", 1, 2, 1, 1, InferReduceProd, false, schema::Op::Copy, 1, nullptr, nullptr, EvalReduceProd, false},
+    {"Mod", 2, 2, 1, 1, InferMod, false, schema::Op::Copy, 2, nullptr, nullptr, EvalMod, false},
+    {"ScatterND", 3, 3, 1, 1, InferScatterND, false, schema::Op::Copy, 3, nullptr, nullptr, EvalScatterND, false},
     {"Cast", 1, 1, 1, 1, InferCast, true, schema::Op::Cast, 1, nullptr, nullptr, EvalCast, false},
     {"Expand", 2, 2, 1, 1, InferExpand, true, schema::Op::Expand, 1, nullptr, nullptr, EvalExpand, false},
 };

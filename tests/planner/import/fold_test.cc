@@ -389,5 +389,64 @@ TEST(FoldTest, EveryUnsupportedOpInOneMessage) {
             "unsupported ops (2 types): Hardmax x2 (first 'hm_1'), LSTM x1 (first 'lstm')");
 }
 
+
+// swin_t's window padding and shifted-window mask: Mod and ScatterND fold.
+TEST(FoldTest, ModAndScatterND) {
+  G b;
+  b.Input("x", {2});
+  b.I64("a", {4}, {7, -7, 7, -7});
+  b.I64("d", {4}, {3, 3, -3, -3});
+  // numpy.mod (fmod=0): 1, 2, -2, -1; C fmod (fmod=1): 1, -1, 1, -1.
+  b.Add("Mod", "mod", {"a", "d"}, {"m"});
+  b.Add("Mod", "fmod", {"a", "d"}, {"fm"}, {{"fmod", IntAttr(1)}});
+  b.F32("fa", {3}, {5.5f, -5.5f, 5.5f});
+  b.F32("fd", {1}, {2.0f});
+  b.Add("Mod", "mod_f", {"fa", "fd"}, {"mf"}, {{"fmod", IntAttr(1)}});  // 1.5, -1.5, 1.5
+  // data 3x2 zeros; rows 2 and 0 set to [1,2] and [3,4]; index -1 is row 2.
+  b.F32("data", {3, 2}, {0, 0, 0, 0, 0, 0});
+  b.I64("idx", {2, 1}, {-1, 0});
+  b.F32("upd", {2, 2}, {1, 2, 3, 4});
+  b.Add("ScatterND", "scatter", {"data", "idx", "upd"}, {"sc"});
+  b.Add("Relu", "r", {"x"}, {"y"});
+  b.Output("y");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "Relu");
+  EXPECT_EQ(b.T("m").IntData(), (Shape{1, 2, -2, -1}));
+  EXPECT_EQ(b.T("fm").IntData(), (Shape{1, -1, 1, -1}));
+  EXPECT_EQ(b.T("mf").FloatData(), (std::vector<float>{1.5f, -1.5f, 1.5f}));
+  EXPECT_EQ(b.T("sc").FloatData(), (std::vector<float>{3, 4, 0, 0, 1, 2}));
+}
+
+TEST(FoldTest, ModByZeroAndScatterNDOutOfRange) {
+  {
+    G b;
+    b.Input("x", {1});
+    b.I64("a", {1}, {5});
+    b.I64("z", {1}, {0});
+    b.Add("Mod", "mod0", {"a", "z"}, {"m"});
+    b.Add("Reshape", "r", {"x", "m"}, {"y"});
+    b.Output("y");
+    Check c = Simplify(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("integer Mod by zero"), std::string::npos) << c.error();
+  }
+  {
+    G b;
+    b.Input("x", {3});
+    b.F32("data", {3}, {0, 0, 0});
+    b.I64("idx", {1, 1}, {3});
+    b.F32("upd", {1}, {1});
+    b.Add("ScatterND", "scatter", {"data", "idx", "upd"}, {"sc"});
+    b.Add("Add", "add", {"x", "sc"}, {"y"});
+    b.Output("y");
+    Check c = Simplify(&b.g);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().find("ScatterND index 3 is out of range for dim 0 of size 3"),
+              std::string::npos)
+        << c.error();
+  }
+}
+
 }  // namespace
 }  // namespace baton::planner

@@ -159,6 +159,12 @@ TEST_F(OnnxCasesTest, Errors) {
   ExpectError("many_unsupported",
               "unsupported ops (3 types): Foo (domain 'com.example') x1 (first 'foo'), Hardmax x2 "
               "(first 'hardmax_a'), LSTM x1 (first 'lstm')");
+  // ... together with the fold-only ops left with a non-constant input.
+  ExpectError("unsupported_and_fold_only",
+              "unsupported ops (4 types): ConstantOfShape (fold-only, an input is not constant) "
+              "x1 (first 'cos'), Floor (fold-only, an input is not constant) x1 (first "
+              "'floor1'), Hardmax x1 (first 'hm'), Range (fold-only, an input is not constant) "
+              "x2 (first 'range1')");
   ExpectError("constant_of_shape_dynamic",
               "node 'cos': its input 's' is not constant; Baton folds ConstantOfShape only at "
               "plan time");

@@ -1,5 +1,7 @@
 """ONNX models whose node lists are not a plannable graph (issue 13): a
-cycle, nodes out of topological order, no graph outputs. Kept out of
+cycle, nodes out of topological order, no graph outputs; and one whose
+unknown op and fold-only ops on non-constant inputs must be named in one
+error (issue 14). Kept out of
 make_onnx_cases.py, whose cases the plan corpus (tools/plan_corpus.sh) plans.
 
 usage: make_onnx_order_cases.py OUT_DIR
@@ -18,8 +20,8 @@ def model(nodes, inputs, outputs):
     return m
 
 
-def vi(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+def vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
 
 
 def cases():
@@ -35,6 +37,26 @@ def cases():
     # A valid model that computes nothing anyone reads.
     out["no_outputs"] = model([helper.make_node("Relu", ["x"], ["y"], name="r")],
                               [vi("x", [1, 4])], [])
+    # Issue 14: an unknown op (Hardmax) and fold-only ops whose inputs are not
+    # constant (two Range, a ConstantOfShape of a graph input, a Floor of the
+    # unknown op's output) in one error; the ConstantOfShape of Shape(x), x
+    # of static shape, folds and is not named.
+    i64 = TensorProto.INT64
+    zero = helper.make_tensor("z", i64, [], [0])
+    one = helper.make_tensor("o", i64, [], [1])
+    out["unsupported_and_fold_only"] = model(
+        [helper.make_node("Hardmax", ["x"], ["a"], name="hm"),
+         helper.make_node("Constant", [], ["zero"], value=zero),
+         helper.make_node("Constant", [], ["one"], value=one),
+         helper.make_node("Range", ["zero", "n", "one"], ["r1"], name="range1"),
+         helper.make_node("Range", ["n", "zero", "one"], ["r2"], name="range2"),
+         helper.make_node("ConstantOfShape", ["s"], ["c1"], name="cos"),
+         helper.make_node("Shape", ["x"], ["sh"], name="shape"),
+         helper.make_node("ConstantOfShape", ["sh"], ["c2"], name="cos_static"),
+         helper.make_node("Floor", ["a"], ["f"], name="floor1")],
+        [vi("x", [1, 4]), vi("n", [], i64), vi("s", [2], i64)],
+        [vi("r1", None, i64), vi("r2", None, i64), vi("c1", None), vi("c2", [1, 4]),
+         vi("f", [1, 4])])
     return out
 
 

@@ -21,7 +21,7 @@ const std::set<std::string> kEvaluable = {
     "Div",    "Relu",     "Sigmoid", "Tanh",    "LeakyRelu", "Clip",    "HardSigmoid", "HardSwish",
     // Issue 14: shape arithmetic and masks.
     "Equal", "Greater", "Less", "Not", "And", "Where", "Cast", "Expand", "ConstantOfShape", "Range",
-    "Ceil", "Floor", "ReduceProd",
+    "Ceil", "Floor", "ReduceProd", "Mod", "ScatterND",  // swin_t
     // issue 14 (float math; Max/Min/ReduceMax/ReduceMin also on integers)
     "Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu", "Mish",
     "Pow", "Max", "Min", "PRelu", "Tile", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",

@@ -81,6 +81,14 @@ Check FuseMish(Graph* graph);
 // equal values keep index order either way. The TopK keeps its name.
 Check LowerSmallestTopK(Graph* graph);
 
+// Replaces every Einsum node (its inputs' shapes known) by ReduceSum,
+// Transpose, Reshape, MatMul or Mul nodes computing the same output
+// (planner/src/ops/einsum.cc); the new tensors' shapes are left to
+// InferShapes. Sets *lowered when any node was replaced. Rejects more than
+// two operands and a label repeated within one operand, naming the node and
+// the equation.
+Check LowerEinsum(Graph* graph, bool* lowered);
+
 // Drops tensors that no node, graph input or graph output references, and
 // renumbers the rest (keeping their order).
 void RemoveUnusedTensors(Graph* graph);
