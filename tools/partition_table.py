@@ -113,9 +113,16 @@ def main():
             if a.reuse_ref and os.path.exists(ref_json):
                 ref = json.load(open(ref_json))
             else:
-                ref = json.loads(run(["/usr/bin/python3",
-                                      os.path.join(ROOT, "tools/partition_reference.py"),
-                                      baton, onnx, target, base + ".ref"]))
+                # It exits 1 with {"error": ...} when no contiguous
+                # pipeline among its best candidates fits the memories.
+                done = subprocess.run(["/usr/bin/python3",
+                                       os.path.join(ROOT, "tools/partition_reference.py"),
+                                       baton, onnx, target, base + ".ref"],
+                                      capture_output=True, text=True)
+                if done.returncode not in (0, 1) or not done.stdout.strip():
+                    raise SystemExit(f"partition_reference.py failed on {model} {tname}:\n"
+                                     + done.stderr)
+                ref = json.loads(done.stdout)
                 with open(ref_json, "w") as f:
                     json.dump(ref, f)
             row["ref"] = ((ref["throughput_per_s"], ref["latency_s"], ref["in_flight"],
