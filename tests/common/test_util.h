@@ -200,4 +200,35 @@ inline double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& 
   return m;
 }
 
+// Plans `model` for ports/linux/targets/cpu.json and for soc4.json with
+// `soc4_rules`, runs each on the Linux port and expects
+// max |out - expected| <= 1e-4 max |expected| on the first output; on soc4
+// at least one node must run off the CPU (the rules took effect).
+inline void ExpectMatchesOnCpuAndSoc4(const std::string& model, const std::vector<uint8_t>& input,
+                                      const std::vector<float>& expected,
+                                      const std::vector<std::string>& soc4_rules,
+                                      const std::string& what) {
+  for (const char* target : {"cpu", "soc4"}) {
+    SCOPED_TRACE(what + " on " + target);
+    const bool soc4 = target == std::string("soc4");
+    planner::Program program;
+    const std::string bytes =
+        PlanBytes(PlanSpec(model, target, soc4 ? soc4_rules : std::vector<std::string>{}), &program);
+    ASSERT_FALSE(bytes.empty());
+    Runner runner(bytes);
+    ASSERT_TRUE(runner.ok());
+    Tensors outputs;
+    Status s = runner.Invoke({input}, &outputs);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_LE(RelativeError(AsFloats(outputs[0]), expected), 1e-4);
+    if (soc4) {
+      int on_accelerators = 0;
+      for (size_t n = 0; n < program.graph.nodes.size(); ++n) {
+        on_accelerators += program.queues[program.node_queue[n]].kind != schema::DeviceKind::Cpu;
+      }
+      EXPECT_GT(on_accelerators, 0);
+    }
+  }
+}
+
 }  // namespace baton::test

@@ -122,27 +122,7 @@ TEST(Conformance, OpModels) {
     const std::string model = dir + "/" + name + "/model.onnx";
     const auto input = LoadNpyBytes(dir + "/" + name + "/input.npy");
     const auto expected = AsFloats(LoadNpyBytes(dir + "/" + name + "/output.npy"));
-    for (const char* target : {"cpu", "soc4"}) {
-      SCOPED_TRACE(name + " on " + target);
-      planner::Program program;
-      const std::string bytes = PlanBytes(
-          PlanSpec(model, target, target == std::string("soc4") ? rules : std::vector<std::string>{}),
-          &program);
-      ASSERT_FALSE(bytes.empty());
-      Runner runner(bytes);
-      ASSERT_TRUE(runner.ok());
-      Tensors outputs;
-      Status s = runner.Invoke({input}, &outputs);
-      ASSERT_TRUE(s.ok()) << s.message();
-      EXPECT_LE(RelativeError(AsFloats(outputs[0]), expected), 1e-4);
-      if (target == std::string("soc4")) {
-        int on_accelerators = 0;
-        for (size_t n = 0; n < program.graph.nodes.size(); ++n) {
-          on_accelerators += program.queues[program.node_queue[n]].kind != schema::DeviceKind::Cpu;
-        }
-        EXPECT_GT(on_accelerators, 0);
-      }
-    }
+    ExpectMatchesOnCpuAndSoc4(model, input, expected, rules, name);
   }
   EXPECT_GE(cases, 80);
 }

@@ -57,27 +57,7 @@ void Check(const std::string& script, const std::string& model, int arg,
   double scale = 0;
   for (float v : expected) scale = std::max(scale, static_cast<double>(std::fabs(v)));
   ASSERT_GT(scale, 1e-3) << "the reference output is (nearly) all zeros";
-  for (const char* target : {"cpu", "soc4"}) {
-    SCOPED_TRACE(model + "_" + std::to_string(arg) + " on " + target);
-    planner::Program program;
-    const std::string bytes = PlanBytes(
-        PlanSpec(onnx, target, target == std::string("soc4") ? soc4_rules : std::vector<std::string>{}),
-        &program);
-    ASSERT_FALSE(bytes.empty());
-    Runner runner(bytes);
-    ASSERT_TRUE(runner.ok());
-    Tensors outputs;
-    Status s = runner.Invoke({input}, &outputs);
-    ASSERT_TRUE(s.ok()) << s.message();
-    EXPECT_LE(RelativeError(AsFloats(outputs[0]), expected), 1e-4);
-    if (target == std::string("soc4")) {
-      int on_accelerators = 0;
-      for (size_t n = 0; n < program.graph.nodes.size(); ++n) {
-        on_accelerators += program.queues[program.node_queue[n]].kind != schema::DeviceKind::Cpu;
-      }
-      EXPECT_GT(on_accelerators, 0);
-    }
-  }
+  ExpectMatchesOnCpuAndSoc4(onnx, input, expected, soc4_rules, model + "_" + std::to_string(arg));
 }
 
 TEST(Models14, AutoEncoderOpsets11To17) {
