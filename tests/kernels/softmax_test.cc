@@ -48,7 +48,7 @@ void CheckSoftmax(const std::vector<int64_t>& shape, int axis, bool log) {
     for (int64_t i = 0; i < inner; ++i) {
       auto at = [&](int64_t a) { return static_cast<size_t>((o * len + a) * inner + i); };
       auto v = [&](int64_t a) { return static_cast<double>(in[at(a)]); };
-      double mx = -INFINITY;
+      double mx = -std::numeric_limits<double>::infinity();
       for (int64_t a = 0; a < len; ++a) mx = std::max(mx, v(a));
       double sum = 0;
       for (int64_t a = 0; a < len; ++a) sum += std::exp(v(a) - mx);
