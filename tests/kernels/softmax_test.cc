@@ -73,5 +73,29 @@ TEST(SoftmaxKernel, MatchesDoubleReference) {
   }
 }
 
+// A NaN in a row makes that row NaN (as in torch), and nothing undefined
+// happens on the way (the fuzzer found the exp converting NaN to int).
+TEST(SoftmaxKernel, NanRowIsNanOtherRowsExact) {
+  for (bool log : {false, true}) {
+    KernelHarness h;
+    const int x = h.AddTensor(schema::DType::Float32, {2, 9});
+    const int y = h.AddTensor(schema::DType::Float32, {2, 9});
+    std::vector<float> in(18, 0.0f);
+    in[4] = std::numeric_limits<float>::quiet_NaN();
+    h.SetF32(x, in);
+    h.SetNode(log ? schema::Op::LogSoftmax : schema::Op::Softmax, {x}, {y},
+              schema::Params::AxisParams, [](flatbuffers::FlatBufferBuilder& fbb) {
+                return schema::CreateAxisParams(fbb, 1).Union();
+              });
+    ASSERT_TRUE(h.Prepare().ok());
+    ASSERT_TRUE(h.Eval().ok());
+    const std::vector<float> got = h.GetF32(y);
+    for (int k = 0; k < 9; ++k) EXPECT_TRUE(std::isnan(got[k])) << k;
+    // Nine equal values: 1/9 each, or log(1/9).
+    const double want = log ? -std::log(9.0) : 1.0 / 9.0;
+    for (int k = 9; k < 18; ++k) EXPECT_NEAR(static_cast<double>(got[k]), want, 1e-6) << k;
+  }
+}
+
 }  // namespace
 }  // namespace baton

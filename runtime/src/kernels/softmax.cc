@@ -27,9 +27,12 @@ constexpr int kBlock = 16;  // inner positions per pass when the axis is not las
 // bits. Below -87.3 the result is 0 (exp underflows to denormals there; the
 // sum it joins is >= 1). Round-to-nearest by the 1.5 * 2^23 trick, which
 // needs no libm call and survives without -ffast-math.
-inline float ExpNonPositive(float x) {
-  const bool tiny = x < -87.3f;
-  x = tiny ? -87.3f : x;
+// A NaN (a NaN input, or inf - inf when a row holds +inf) is returned as is:
+// converting it to int below would be undefined (the fuzzer found it).
+inline float ExpNonPositive(float in) {
+  const bool nan = in != in;
+  const bool tiny = in < -87.3f;
+  const float x = (tiny || nan) ? -87.3f : in;
   const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
@@ -43,7 +46,7 @@ inline float ExpNonPositive(float x) {
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   memcpy(&scale, &bits, sizeof(scale));
-  return tiny ? 0.0f : y * scale;
+  return nan ? in : (tiny ? 0.0f : y * scale);
 }
 
 // The axis is the innermost dim: rows are contiguous.
