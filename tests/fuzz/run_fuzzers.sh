@@ -9,7 +9,8 @@
 #   PARALLEL  targets run at once (default 1); each is one process
 # Each run starts from a copy of the seeds (BUILD/fuzz/seeds/<target>) and
 # the committed regressions (tests/fuzz/regressions/<target>), so the seed
-# folders stay as the build made them. The last line per target gives
+# folders stay as the build made them. FUZZ_SEED (default 1) fixes libFuzzer's
+# seed, so that a CI run explores the same inputs first every time. The last line per target gives
 # libFuzzer's figures: executions, coverage (cov: edges, ft: features).
 set -euo pipefail
 BUILD=$(realpath "$1")
@@ -34,7 +35,7 @@ run_one() {
   # Memory-hungry targets (ONNX shape inference) get libFuzzer's default
   # 2 GB RSS limit; -timeout catches inputs that hang the runtime.
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$FUZZ/bin/$t" -max_total_time="$SECONDS_EACH" -timeout=25 \
+      "$FUZZ/bin/$t" -max_total_time="$SECONDS_EACH" -timeout=25 -seed="${FUZZ_SEED:-1}" \
       -print_final_stats=1 -artifact_prefix="$art" "$corpus" "${dirs[@]}" > "$log" 2>&1; then
     echo "fuzz: $t: ok: $(grep -E '^#[0-9]+' "$log" | tail -1 | cut -c1-100)"
     grep -E '^stat::number_of_executed_units' "$log" | sed "s/^/fuzz: $t: /" || true

@@ -1,6 +1,7 @@
 // Ops that move bytes unchanged: Baton's __copy, Identity, and the reshapes.
 
 #include <algorithm>
+#include <cstdint>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
@@ -28,6 +29,10 @@ Check InferReshape(InferContext& c) {
     } else if (shape[d] < 0) {
       return c.Err("shape " + ShapeString(shape) + " has a negative dim");
     } else {
+      // A product past int64 cannot equal the input's element count.
+      if (shape[d] != 0 && known > INT64_MAX / shape[d]) {
+        return c.Err("shape " + ShapeString(shape) + " has more elements than int64 can count");
+      }
       known *= shape[d];
     }
   }
