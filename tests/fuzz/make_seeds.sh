@@ -46,6 +46,13 @@ for g in "$WORK"/graphs/*.json; do
     fi
   done
 done
+# The recurrent ONNX cases, planned (the LSTM and GRU kernels).
+for f in "$WORK"/onnx/rnn_*.onnx; do
+  out="$WORK/plans/$(basename "$f" .onnx).baton"
+  if "$BATON" plan "$f" -o "$out" -q > /dev/null 2>&1 && small "$out"; then
+    cp "$out" "$SEEDS/fuzz_plan/"
+  fi
+done
 cp "$SEEDS"/fuzz_plan/* "$SEEDS/fuzz_plan_checked/"
 
 for t in "$SEEDS"/*/; do

@@ -530,6 +530,50 @@ def build_cases(np, torch):
     add("instancenorm", "InstanceNormalization", [x, s, b], [y.numpy()],
         dict(type="BatchNormParams", epsilon=1e-3))
 
+    # ------------------------------------------------------- LSTM / GRU
+    # torch's nn.LSTM / nn.GRU with the weights in ONNX's gate order (torch:
+    # LSTM i f g o, GRU r z n; ONNX: LSTM i o f c, GRU z r h).
+    def rnn_case(name, lstm, t_len, batch, inp, hidden, bidir, state):
+        mod = (torch.nn.LSTM if lstm else torch.nn.GRU)(inp, hidden, bidirectional=bidir).double()
+        dirs = 2 if bidir else 1
+        order = [0, 3, 1, 2] if lstm else [1, 0, 2]
+        w, r, b = [], [], []
+        with torch.no_grad():
+            for p in mod.parameters():
+                p.copy_(f64(rand(*p.shape, scale=0.5)))
+        for d in range(dirs):
+            sfx = "_reverse" if d else ""
+
+            def reorder(t):
+                return np.concatenate([np.split(t.detach().numpy(), len(order))[k] for k in order])
+            w.append(reorder(getattr(mod, "weight_ih_l0" + sfx)))
+            r.append(reorder(getattr(mod, "weight_hh_l0" + sfx)))
+            b.append(np.concatenate([reorder(getattr(mod, "bias_ih_l0" + sfx)),
+                                     reorder(getattr(mod, "bias_hh_l0" + sfx))]))
+        x = rand(t_len, batch, inp)
+        h0 = rand(dirs, batch, hidden) if state else None
+        c0 = rand(dirs, batch, hidden) if state and lstm else None
+        with torch.no_grad():
+            if not state:
+                y, hn = mod(f64(x))
+            elif lstm:
+                y, hn = mod(f64(x), (f64(h0), f64(c0)))
+            else:
+                y, hn = mod(f64(x), f64(h0))
+        y = y.numpy().reshape(t_len, batch, dirs, hidden).transpose(0, 2, 1, 3)
+        states = [hn[0].numpy(), hn[1].numpy()] if lstm else [hn.numpy()]
+        f32 = [np.asarray(a, np.float32) for a in (w, r, b)]
+        inputs = [x] + f32 + [None, h0] + ([c0] if lstm else [])
+        while inputs[-1] is None:
+            inputs.pop()
+        add(name, "LSTM" if lstm else "GRU", inputs, [y] + states,
+            dict(type="AxisParams", axis=(2 if bidir else 0) + (0 if lstm else 4)))
+
+    rnn_case("lstm_bidir_state", True, 5, 2, 3, 4, True, True)
+    rnn_case("lstm_forward", True, 7, 1, 6, 5, False, False)
+    rnn_case("gru_bidir_state", False, 5, 2, 3, 4, True, True)
+    rnn_case("gru_forward", False, 6, 3, 2, 8, False, False)
+
     # ------------------------------------------------------- Concat / Split
     parts = [rand(2, 3, 4), rand(2, 1, 4), rand(2, 5, 4)]
     add("concat_axis1", "Concat", parts, [np.concatenate(parts, 1)], dict(type="AxisParams", axis=1))

@@ -327,7 +327,7 @@ TEST_F(KernelRefTest, GemmOpsEveryIsa) {
     SCOPED_TRACE(KernelIsaName(isa));
     ASSERT_TRUE(SelectKernelIsa(isa));
     EXPECT_EQ(ActiveKernelIsa(), isa);
-    RunOps({"Conv", "Gemm", "MatMul"});
+    RunOps({"Conv", "Gemm", "MatMul", "LSTM", "GRU"});
     ++ran;
   }
   EXPECT_GE(ran, 1);
@@ -425,6 +425,7 @@ TEST_F(KernelRefTest, CastAndExpand) { RunOps({"Cast", "Expand"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
 TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }
 TEST_F(KernelRefTest, DepthSpace) { RunOps({"DepthToSpace", "SpaceToDepth"}); }
+TEST_F(KernelRefTest, Recurrent) { RunOps({"LSTM", "GRU"}); }
 TEST_F(KernelRefTest, Normalizations) {
   RunOps({"LayerNormalization", "InstanceNormalization"});
 }

@@ -170,10 +170,10 @@ TEST(GraphTest, TopologicalOrderNamesCycle) {
 
 TEST(SupportedOpTest, KnownAndUnknown) {
   for (const char* op : {"Conv", "Gemm", "HardSwish", "GlobalMaxPool", "Shape", "Dropout", "__copy",
-                         "BatchNormalization", "Unsqueeze", "Resize", "Upsample"}) {
+                         "BatchNormalization", "Unsqueeze", "Resize", "Upsample", "LSTM", "GRU"}) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
   }
-  for (const char* op : {"Foo", "LSTM", "conv", "", "ResizeBilinear"}) EXPECT_FALSE(IsSupportedOp(op));
+  for (const char* op : {"Foo", "RNN", "conv", "", "ResizeBilinear"}) EXPECT_FALSE(IsSupportedOp(op));
 }
 
 Builder ValidGraph() {

@@ -167,6 +167,11 @@ Result<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& where
       attr.kind = Attr::Kind::kString;
       attr.s = a.s();
       break;
+    case onnx::AttributeProto::STRINGS:
+      // Held as one comma-joined string (LSTM's activations).
+      attr.kind = Attr::Kind::kString;
+      for (int k = 0; k < a.strings_size(); ++k) attr.s += (k > 0 ? "," : "") + a.strings(k);
+      break;
     default:
       return Fail(where + ": attribute '" + a.name() + "' has unsupported type " +
                   onnx::AttributeProto::AttributeType_Name(a.type()));
@@ -581,8 +586,13 @@ class Importer {
     int n_outputs = proto.output_size();
     while (n_outputs > 0 && proto.output(n_outputs - 1).empty()) --n_outputs;
     for (int k = 0; k < n_outputs; ++k) {
-      const std::string& out = proto.output(k);
-      if (out.empty()) return Fail(where + ": output " + std::to_string(k) + " has no name");
+      std::string out = proto.output(k);
+      if (out.empty()) {
+        // An omitted output before a used one (LSTM's Y when only Y_h is
+        // read): it still exists, under a name of its own.
+        out = (proto.name().empty() ? proto.op_type() : proto.name()) + ":unused_output" +
+              std::to_string(k);
+      }
       if (Find(out) >= 0) return Fail(where + ": output '" + out + "' is already defined");
       node.outputs.push_back(FindOrAdd(out));
     }

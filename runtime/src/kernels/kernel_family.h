@@ -79,7 +79,8 @@ struct KernelFamily {
   X(Tile)                        \
   X(ConvTranspose)               \
   X(Resize)                      \
-  X(Norm)
+  X(Norm)                        \
+  X(Rnn)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

@@ -379,14 +379,14 @@ TEST(FoldTest, EveryUnsupportedOpInOneMessage) {
   G b;
   b.Input("x", {4});
   b.Add("Hardmax", "hm_1", {"x"}, {"a"});
-  b.Add("LSTM", "lstm", {"a"}, {"b"});
+  b.Add("RNN", "rnn", {"a"}, {"b"});
   b.Add("Hardmax", "hm_2", {"b"}, {"c"});
   b.Add("Relu", "r", {"c"}, {"y"});
   b.Output("y");
   Check c = Validate(b.g);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error(),
-            "unsupported ops (2 types): Hardmax x2 (first 'hm_1'), LSTM x1 (first 'lstm')");
+            "unsupported ops (2 types): Hardmax x2 (first 'hm_1'), RNN x1 (first 'rnn')");
 }
 
 

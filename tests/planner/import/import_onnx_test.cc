@@ -104,6 +104,23 @@ TEST_F(OnnxCasesTest, ValidSmallModel) {
   EXPECT_EQ(g->FindTensor("scale"), -1);
 }
 
+// An omitted output before a used one gets a name of its own, and a
+// STRINGS attribute is kept comma-joined.
+TEST_F(OnnxCasesTest, RecurrentNodes) {
+  auto g = ImportOnnx(Case("rnn_lstm"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  const Node* lstm = FindNode(*g, "lstm");
+  ASSERT_NE(lstm, nullptr);
+  ASSERT_EQ(lstm->outputs.size(), 2u);
+  EXPECT_EQ(g->tensors[lstm->outputs[0]].name, "lstm:unused_output0");
+  EXPECT_EQ(g->tensors[lstm->outputs[0]].shape, (std::vector<int64_t>{3, 1, 1, 2}));
+  EXPECT_EQ(g->tensors[lstm->outputs[1]].name, "y");
+  EXPECT_EQ(lstm->GetString("activations", ""), "Sigmoid,Tanh,Tanh");
+  auto gru = ImportOnnx(Case("rnn_gru"));
+  ASSERT_TRUE(gru.ok()) << gru.error();
+  EXPECT_EQ(gru->tensors[gru->outputs[0]].shape, (std::vector<int64_t>{3, 2, 1, 2}));
+}
+
 TEST_F(OnnxCasesTest, GeneratedNodeNamesAreUnique) {
   auto g = ImportOnnx(Case("unnamed_nodes"));
   ASSERT_TRUE(g.ok()) << g.error();
@@ -158,7 +175,7 @@ TEST_F(OnnxCasesTest, Errors) {
   // a node reads the output of an unsupported one.
   ExpectError("many_unsupported",
               "unsupported ops (3 types): Foo (domain 'com.example') x1 (first 'foo'), Hardmax x2 "
-              "(first 'hardmax_a'), LSTM x1 (first 'lstm')");
+              "(first 'hardmax_a'), RNN x1 (first 'rnn')");
   // ... together with the fold-only ops left with a non-constant input.
   ExpectError("unsupported_and_fold_only",
               "unsupported ops (4 types): ConstantOfShape (fold-only, an input is not constant) "

@@ -77,14 +77,25 @@ def cases():
     # Issue 14: several missing ops, reported together.
     nodes = [
         helper.make_node("Hardmax", ["x"], ["a"], name="hardmax_a"),
-        helper.make_node("LSTM", ["a", "w", "r"], ["b"], name="lstm", hidden_size=4),
+        helper.make_node("RNN", ["a", "w", "r"], ["b"], name="rnn", hidden_size=4),
         helper.make_node("Foo", ["b"], ["c"], name="foo", domain="com.example"),
         helper.make_node("Hardmax", ["c"], ["y"], name="hardmax_b"),
     ]
     m = model(nodes, [vi("x", [1, 1, 4])], [vi("y", [1, 1, 4])],
-              [f32("w", np.ones((1, 16, 4))), f32("r", np.ones((1, 16, 4)))])
+              [f32("w", np.ones((1, 4, 4))), f32("r", np.ones((1, 4, 4)))])
     m.opset_import.append(helper.make_opsetid("com.example", 1))
     out["many_unsupported"] = m
+    # Recurrent nodes (also fuzz_onnx seeds): an LSTM whose Y is omitted
+    # (only Y_h is read) with its activations given as a STRINGS attribute,
+    # and a bidirectional GRU.
+    lstm = helper.make_node("LSTM", ["x", "w", "r"], ["", "y"], name="lstm", hidden_size=2,
+                            activations=["Sigmoid", "Tanh", "Tanh"])
+    out["rnn_lstm"] = model([lstm], [vi("x", [3, 1, 4])], [vi("y", [1, 1, 2])],
+                            [f32("w", np.full((1, 8, 4), 0.1)), f32("r", np.full((1, 8, 2), 0.2))])
+    gru = helper.make_node("GRU", ["x", "w", "r"], ["y"], name="gru", hidden_size=2,
+                           direction="bidirectional", linear_before_reset=1)
+    out["rnn_gru"] = model([gru], [vi("x", [3, 1, 4])], [vi("y", [3, 2, 1, 2])],
+                           [f32("w", np.full((2, 6, 4), 0.1)), f32("r", np.full((2, 6, 2), 0.2))])
     # A fold-only op whose input is a graph input.
     out["constant_of_shape_dynamic"] = model(
         [helper.make_node("ConstantOfShape", ["s"], ["y"], name="cos",

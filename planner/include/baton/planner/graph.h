@@ -48,7 +48,7 @@ struct Attr {
   float f = 0;
   std::vector<int64_t> ints;
   std::vector<float> floats;
-  std::string s;
+  std::string s;  // kString; an ONNX STRINGS attribute is held comma-joined
 };
 
 struct Node {
