@@ -58,8 +58,15 @@ Result<PartitionModel> PartitionModel::Build(const Program& p,
     return Fail("internal: partition costs do not match the graph");
   }
   m.pinned_.assign(g.nodes.size(), false);
+  m.pin_device_.assign(g.nodes.size(), -1);
   for (size_t n = 0; n < g.nodes.size() && n < p.node_pinned.size(); ++n) {
     m.pinned_[n] = p.node_pinned[n];
+    if (m.pinned_[n]) {
+      if (n >= p.node_device.size() || p.node_device[n] < 0) {
+        return Fail("internal: pinned node '" + g.nodes[n].name + "' has no device");
+      }
+      m.pin_device_[n] = p.node_device[n];
+    }
   }
   BATON_ASSIGN_OR_RETURN(m.topo_, g.TopologicalOrder());
   m.topo_pos_.assign(g.nodes.size(), 0);
@@ -189,6 +196,7 @@ std::vector<int> PartitionModel::SingleDevice(int device) const {
     if (pinned_[n]) {
       // Pins keep the device AssignDevices gave them: the first device
       // that can run the node among the pinned one and the fallback.
+      assignment[n] = pin_device_[n];
       continue;
     }
     if (CanRun(node, device)) {
@@ -357,6 +365,14 @@ struct Candidate {
   PartitionEval eval;
 };
 
+// A contiguous pipeline: the topological order cut at increasing positions
+// into cuts.size() + 1 segments, segment s on device devs[s] (a node that
+// device cannot run goes where SingleDevice(devs[s]) puts it).
+struct Segments {
+  std::vector<size_t> cuts;
+  std::vector<size_t> devs;
+};
+
 class Search {
  public:
   Search(const PartitionModel& m, const SearchOptions& o)
@@ -367,6 +383,7 @@ class Search {
     if (!Exhaustive()) {
       Chains();
       ContiguousSegments();
+      RefineSegments();
       std::vector<Candidate> seeds = Best(6);
       for (Candidate& seed : seeds) Add(LocalSearch(std::move(seed)));
     }
@@ -566,8 +583,9 @@ class Search {
     const std::vector<int>& topo = m_.topo();
     const size_t n = topo.size();
     // A node device d cannot run goes where SingleDevice(d) puts it.
-    std::vector<std::vector<int>> single(nd);
-    for (size_t d = 0; d < nd; ++d) single[d] = m_.SingleDevice(static_cast<int>(d));
+    single_.resize(nd);
+    for (size_t d = 0; d < nd; ++d) single_[d] = m_.SingleDevice(static_cast<int>(d));
+    const std::vector<std::vector<int>>& single = single_;
     // Prefix sums of each device's seconds along the order (pinned nodes
     // count on their own device only).
     std::vector<std::vector<double>> prefix(nd, std::vector<double>(n + 1, 0.0));
@@ -637,25 +655,89 @@ class Search {
       for (size_t last = 0; last < nd; ++last) {
         size_t s = at(blocks, mask, last);
         if (!std::isfinite(best[s]) || (mask & (size_t{1} << last)) == 0) continue;
-        std::vector<int> device = m_.SingleDevice(0);
-        size_t j = blocks, d = last;
+        Segments seg;
+        size_t d = last;
         for (;;) {
           const int32_t prev = from[s];
           const size_t i = prev < 0 ? 0 : static_cast<size_t>(prev) / nd / masks;
-          for (size_t k = bound[i]; k < bound[j]; ++k) {
-            const int node = topo[k];
-            if (m_.Pinned(node)) continue;
-            device[node] = single[d][node];
-          }
+          seg.devs.insert(seg.devs.begin(), d);
           if (prev < 0) break;
+          seg.cuts.insert(seg.cuts.begin(), bound[i]);
           s = static_cast<size_t>(prev);
-          j = i;
           d = s % nd;
         }
-        AddContiguous(Make(std::move(device)));
+        OfferSegments(std::move(seg));
       }
     }
-    SplitSegments(single, bound);
+    SplitSegments(bound);
+  }
+
+  // The assignment of a contiguous pipeline.
+  std::vector<int> Assign(const Segments& seg) const {
+    const std::vector<int>& topo = m_.topo();
+    std::vector<int> device = m_.SingleDevice(0);
+    for (size_t s = 0; s < seg.devs.size(); ++s) {
+      const size_t from = s == 0 ? 0 : seg.cuts[s - 1];
+      const size_t to = s < seg.cuts.size() ? seg.cuts[s] : topo.size();
+      for (size_t k = from; k < to; ++k) {
+        if (!m_.Pinned(topo[k])) device[topo[k]] = single_[seg.devs[s]][topo[k]];
+      }
+    }
+    return device;
+  }
+
+  // A contiguous pipeline: a candidate, kept with its cuts for RefineSegments.
+  void OfferSegments(Segments seg) {
+    Candidate c = Make(Assign(seg));
+    segmented_.push_back({std::move(seg), c});
+    AddContiguous(std::move(c));
+  }
+
+  // The dynamic program charges a segment's fallback nodes to the segment
+  // and copies only at its cuts, so its best cut points are approximate.
+  // Pattern search on the exact model: for the best few contiguous
+  // pipelines (up to kRefine, on at most half the remaining evaluation
+  // budget), move each cut by 1, 2, 4... positions either way while that
+  // improves the objective (efficientnet_b0 on soc4: its SE blocks' Sigmoid
+  // and Mul fall back to the CPU inside the NPU's segment).
+  void RefineSegments() {
+    constexpr size_t kRefine = 64;
+    const size_t n = m_.topo().size();
+    // At most half of what is left: the local search after it needs the rest.
+    const int64_t keep = budget_ / 2;
+    std::stable_sort(segmented_.begin(), segmented_.end(),
+                     [this](const auto& a, const auto& b) { return Better(a.second.eval, b.second.eval); });
+    std::vector<std::vector<int>> done;
+    for (size_t r = 0; r < segmented_.size() && done.size() < kRefine && budget_ > keep; ++r) {
+      if (std::find(done.begin(), done.end(), segmented_[r].second.device) != done.end()) continue;
+      done.push_back(segmented_[r].second.device);
+      Segments seg = segmented_[r].first;
+      Candidate best = segmented_[r].second;
+      bool improved = true;
+      while (improved && budget_ > keep) {
+        improved = false;
+        for (size_t ci = 0; ci < seg.cuts.size() && budget_ > keep; ++ci) {
+          const size_t lo = ci == 0 ? 1 : seg.cuts[ci - 1] + 1;
+          const size_t hi = ci + 1 < seg.cuts.size() ? seg.cuts[ci + 1] - 1 : n - 1;
+          for (int dir = -1; dir <= 1 && budget_ > keep; dir += 2) {
+            for (size_t step = 1; step < n && budget_ > keep; step *= 2) {
+              const size_t at = seg.cuts[ci];
+              if (dir < 0 ? at < lo + step : at + step > hi) break;
+              Segments next = seg;
+              next.cuts[ci] = dir < 0 ? at - step : at + step;
+              Candidate c = Make(Assign(next));
+              if (Better(c.eval, best.eval)) {
+                seg = std::move(next);
+                best = std::move(c);
+                improved = true;
+                break;
+              }
+            }
+          }
+        }
+      }
+      AddContiguous(std::move(best));
+    }
   }
 
   // Every split of the order (at block boundaries) into two segments, and
@@ -663,29 +745,23 @@ class Search {
   // segment on one device (adjacent ones different), judged exactly by the
   // model: the dynamic program above ignores memory capacities, these do
   // not. The best few become candidates.
-  void SplitSegments(const std::vector<std::vector<int>>& single, const std::vector<size_t>& bound) {
+  void SplitSegments(const std::vector<size_t>& bound) {
     constexpr size_t kThreeSegmentBlocks = 24;
     constexpr size_t kKeep = 4;
-    const std::vector<int>& topo = m_.topo();
     const size_t nd = m_.num_devices(), blocks = bound.size() - 1;
-    std::vector<Candidate> kept;
+    std::vector<std::pair<Segments, Candidate>> kept;
     auto offer = [&](const std::vector<size_t>& cuts, const std::vector<size_t>& devs) {
-      std::vector<int> device = m_.SingleDevice(0);
-      for (size_t seg = 0; seg < devs.size(); ++seg) {
-        const size_t from = seg == 0 ? 0 : bound[cuts[seg - 1]];
-        const size_t to = seg + 1 < devs.size() ? bound[cuts[seg]] : topo.size();
-        for (size_t k = from; k < to; ++k) {
-          if (!m_.Pinned(topo[k])) device[topo[k]] = single[devs[seg]][topo[k]];
-        }
+      Segments seg;
+      for (size_t c : cuts) seg.cuts.push_back(bound[c]);
+      seg.devs = devs;
+      Candidate c = Make(Assign(seg));
+      if (kept.size() == kKeep && !Better(c.eval, kept.back().second.eval)) return;
+      for (const auto& have : kept) {
+        if (have.second.device == c.device) return;
       }
-      Candidate c = Make(std::move(device));
-      if (kept.size() == kKeep && !Better(c.eval, kept.back().eval)) return;
-      for (const Candidate& have : kept) {
-        if (have.device == c.device) return;
-      }
-      kept.push_back(std::move(c));
-      std::stable_sort(kept.begin(), kept.end(), [this](const Candidate& a, const Candidate& b) {
-        return Better(a.eval, b.eval);
+      kept.push_back({std::move(seg), std::move(c)});
+      std::stable_sort(kept.begin(), kept.end(), [this](const auto& a, const auto& b) {
+        return Better(a.second.eval, b.second.eval);
       });
       if (kept.size() > kKeep) kept.pop_back();
     };
@@ -702,7 +778,10 @@ class Search {
         }
       }
     }
-    for (Candidate& c : kept) AddContiguous(std::move(c));
+    for (auto& k : kept) {
+      segmented_.push_back(k);
+      AddContiguous(std::move(k.second));
+    }
   }
 
   // Moves a run of up to kRun nodes, consecutive in topological order and
@@ -743,6 +822,8 @@ class Search {
   int64_t budget_;
   std::vector<Candidate> all_;
   std::vector<Candidate> contiguous_;  // ContiguousSegments' and SplitSegments' candidates
+  std::vector<std::pair<Segments, Candidate>> segmented_;  // the same, with their cuts
+  std::vector<std::vector<int>> single_;  // SingleDevice(d) for every device d
   static constexpr size_t kContiguousCandidates = 2;
   Candidate best_single_;
 };

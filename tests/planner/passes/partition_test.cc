@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -372,6 +373,42 @@ TEST(AutoEstimatedMemory, WrittenPlanIsPackedValidAndFits) {
       EXPECT_GE(t, 0.98 * t_packed) << "seed " << seed;
     }
     std::printf("seed %u: estimated memory %.1f/s, packed %.1f/s\n", seed, t, t_packed);
+  }
+}
+
+// --assign rules become pins --auto keeps: every node pinned to a device
+// other than the fallback (the first accelerator that runs its op) is there
+// in the written plan, whatever the search would have chosen.
+TEST(AutoPins, PinnedNodesKeepTheirDevice) {
+  for (uint32_t seed : {2u, 5u, 8u}) {
+    RandomDag dag = MakeDag(seed, 10);
+    auto target = ParseTarget(TargetJson(64ull << 20, 64ull << 20), "rand3.json");
+    ASSERT_TRUE(target.ok()) << target.error();
+    PlanOptions o;
+    o.auto_partition = true;
+    o.auto_time_limit_s = 1e7;
+    std::map<std::string, std::string> pins;
+    for (size_t n = 0; n < dag.graph.nodes.size(); n += 3) {
+      const Node& node = dag.graph.nodes[n];
+      for (size_t d = 1; d < kDevs.size(); ++d) {
+        const auto& ops = kDevs[d].ops;
+        if (std::find(ops.begin(), ops.end(), node.op) == ops.end()) continue;
+        pins[node.name] = kDevs[d].name;
+        o.rules.push_back({"@" + node.name, kDevs[d].name});
+        break;
+      }
+    }
+    ASSERT_GE(pins.size(), 2u) << "seed " << seed;
+    auto planned = PlanGraph(dag.graph, target.value(), o);
+    ASSERT_TRUE(planned.ok()) << planned.error();
+    const Program& p = planned.value();
+    for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
+      auto it = pins.find(p.graph.nodes[n].name);
+      if (it == pins.end()) continue;
+      EXPECT_EQ(p.target.devices[p.node_device[n]].name, it->second)
+          << "seed " << seed << ", node " << it->first;
+      EXPECT_TRUE(p.node_pinned[n]) << it->first;
+    }
   }
 }
 

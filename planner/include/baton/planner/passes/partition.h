@@ -110,6 +110,7 @@ class PartitionModel {
   std::vector<std::vector<double>> node_seconds_;
   std::vector<uint64_t> workspace_bytes_;
   std::vector<bool> pinned_;
+  std::vector<int> pin_device_;  // a pinned node's device (AssignDevices'), else -1
   std::vector<int> topo_;
   std::vector<int> topo_pos_;
   std::vector<Transfer> transfers_;
