@@ -4,7 +4,8 @@
 #   ort.matches_torch  the harness itself: ORT's outputs for three small torch
 #                      models (depthwise + hardswish + SE conv net, a transformer
 #                      encoder layer, int64/bool/int32 outputs) against torch's
-#   ort.matches_baton  `baton plan` + `baton run` of the conv net against ORT
+#   ort.matches_baton  `baton plan` + `baton run` of the conv net and the
+#                      transformer layer against ORT
 #
 # Both need onnxruntime-node from tools/ort/install.sh (tools/install_deps.sh
 # runs it); without it they fail and say so. Together a few seconds.
