@@ -1,22 +1,37 @@
 #!/usr/bin/python3
-"""Times Baton's single-thread CPU plan and PyTorch (torch.set_num_threads(1))
-on the same torchvision models, in one run on this machine, and prints a
+"""Times Baton's single-thread CPU plan, ONNX Runtime and PyTorch (all one
+thread) on the same models, in one run on this machine, and prints a
 Markdown table.
 
 usage: bench_vs_torch.py BATON_TOOL OUT_DIR [--models m1,m2,...] [--repeat N] [--size S]
-                         [--isas auto,avx2,portable]
+                         [--isas auto,avx2,portable] [--no-torch] [--no-ort]
 
-For each model: export with tools/export_torchvision.py (random weights),
-plan for the single-CPU target, check the output against torch, then time
-both sides alternately (so machine noise hits both) and report the median and
-minimum latency per inference in ms.
+For each model: export it (torchvision architectures with
+tools/export_torchvision.py, random weights; the models in EXTRA_MODELS
+below with their own builder), plan the ONNX file for the single-CPU target,
+check Baton's and ONNX Runtime's outputs against torch's, then time the
+three alternately (3 rounds of N runs after a warm-up; so machine noise
+hits all of them) and report the best round's median and minimum latency
+per inference in ms.
 
-Each entry of --isas is one row per model, and caps both sides at the same
-instruction set: Baton through `baton run --isa`, torch (in a subprocess)
-through its own dispatch controls, ATEN_CPU_CAPABILITY and oneDNN's
-DNNL_MAX_CPU_ISA. "auto" leaves both at their defaults (what a user gets);
-"portable" is Baton's baseline copy (SSE2 on x86-64) against torch limited to
-SSE4.1.
+- Baton: `baton run --cooperative --repeat N --isa ISA` (one thread).
+- ONNX Runtime: tools/ort/run.js (onnxruntime-node as pinned by
+  tools/ort/package.json, installed by tools/ort/install.sh), on the very
+  ONNX file Baton plans; CPU execution provider, intra- and inter-op threads
+  1, sequential, all graph optimizations.
+- torch: a subprocess with torch.set_num_threads(1), the same architecture
+  and the same weights as the exported file (eager mode, no_grad).
+
+Each entry of --isas is one row per model, and caps Baton and torch at the
+same instruction set: Baton through `baton run --isa`, torch through its own
+dispatch controls, ATEN_CPU_CAPABILITY and oneDNN's DNNL_MAX_CPU_ISA. "auto"
+leaves both at their defaults (what a user gets); "portable" is Baton's
+baseline copy (SSE2 on x86-64) against torch limited to SSE4.1. ONNX Runtime
+has no instruction-set cap a user can set (its MLAS kernels choose by CPUID),
+so it runs in the "auto" row only; other rows show "—".
+
+A model Baton cannot plan or run still gets a row: its Baton cells say
+"unsupported" with the first line of the error, and the others are measured.
 """
 import argparse
 import json
@@ -29,6 +44,13 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# The 8 models of the performance issue.
+DEFAULT_MODELS = ("mobilenet_v2,resnet18,squeezenet1_1,mnasnet0_5,efficientnet_b0,"
+                  "shufflenet_v2_x0_5,mobilenet_v3_small,googlenet")
+ROUNDS = 3
+DASH = "—"
 
 # Environment that caps torch at the instruction set of a `baton run --isa`.
 TORCH_ISA_ENV = {
@@ -42,14 +64,87 @@ TORCH_ISA_ENV = {
 }
 
 
-def torch_worker(name, inp, repeat):
+# ---- models that are not torchvision architectures -------------------------
+# EXTRA_MODELS maps a name to a function returning (torch module in eval mode,
+# example input tensor), built deterministically (torch.manual_seed(0)) so the
+# export and the torch timing worker get the same weights. The graph's input
+# is named "input" and its output "output". To add a model, add a builder.
+
+def build_kws_lstm():
+    """Keyword spotting: 2-layer LSTM (hidden 64) over 49 frames of 40 MFCCs,
+    the last step's state into 12 classes."""
+    import torch
+    import torch.nn as nn
+
+    class KwsLstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(input_size=40, hidden_size=64, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(64, 12)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            return self.fc(y[:, -1, :])
+
+    torch.manual_seed(0)
+    return KwsLstm().eval(), torch.randn(1, 49, 40, generator=torch.Generator().manual_seed(0))
+
+
+EXTRA_MODELS = {
+    "kws_lstm": build_kws_lstm,
+}
+
+
+def build_torch_model(name, size):
+    """(module, input tensor) for `name`, with the weights and input that
+    export() writes (torchvision: export_torchvision.py's seed-0 recipe)."""
+    import torch
+    if name in EXTRA_MODELS:
+        return EXTRA_MODELS[name]()
+    import export_torchvision as ex
+    torch.manual_seed(0)
+    generator = torch.Generator().manual_seed(0)
+    model = ex.build_model(name)
+    ex.randomize_batchnorm(model, generator)
+    ex.reinit_zero_linears(model, 0)
+    model.eval()
+    x = torch.randn(1, 3, size, size, generator=generator, dtype=torch.float32)
+    return model, x
+
+
+def export(name, out_dir, size):
+    """Writes out_dir/<name>.onnx, input.npy and output.npy (torch's output);
+    returns the ONNX path."""
+    onnx_path = os.path.join(out_dir, f"{name}.onnx")
+    if name not in EXTRA_MODELS:
+        subprocess.run([sys.executable, os.path.join(HERE, "export_torchvision.py"), name,
+                        out_dir, "--size", str(size)], check=True, capture_output=True)
+        return onnx_path
+    import warnings
+    import torch
+    torch.set_num_threads(1)
+    model, x = build_torch_model(name, size)
+    with torch.no_grad():
+        y = model(x)
+    os.makedirs(out_dir, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), onnx_path, opset_version=13,
+                          input_names=["input"], output_names=["output"])
+    np.save(os.path.join(out_dir, "input.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(out_dir, "output.npy"), y.numpy().astype(np.float32))
+    return onnx_path
+
+
+# ---- the three sides --------------------------------------------------------
+
+def torch_worker(name, inp, repeat, size):
     """Runs in a subprocess (so the ISA caps apply from the start): prints
     a JSON list of per-inference times in ms."""
     import time
     import torch
-    import torchvision
     torch.set_num_threads(1)
-    model = getattr(torchvision.models, name)(weights=None).eval()
+    model, _ = build_torch_model(name, size)
     x = torch.from_numpy(np.load(inp))
     times = []
     with torch.no_grad():
@@ -61,10 +156,11 @@ def torch_worker(name, inp, repeat):
     print(json.dumps({"times": times, "version": torch.__version__}))
 
 
-def time_torch(name, inp, repeat, isa):
+def time_torch(name, inp, repeat, isa, size):
     env = dict(os.environ, **TORCH_ISA_ENV[isa])
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", name, inp,
-                        str(repeat)], check=True, capture_output=True, text=True, env=env)
+                        str(repeat), str(size)], check=True, capture_output=True, text=True,
+                       env=env)
     out = json.loads(r.stdout)
     return out["times"], out["version"]
 
@@ -79,67 +175,166 @@ def time_baton(tool, plan, inp, out_dir, repeat, isa):
     return float(m.group(1)), float(m.group(2)), m.group(3)
 
 
+def rel_err(got, ref):
+    return float(np.abs(got.astype(np.float64) - ref).max() / np.abs(ref).max())
+
+
+def first_line(text):
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[0] if lines else "no message"
+
+
+def cpu_line():
+    """Model name and the SIMD flags that matter for these kernels."""
+    model, flags = "?", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model == "?":
+                    model = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ("avx2", "avx512f", "avx512_vnni", "fma", "sse4_1")
+    return (f"CPU: {model}, {os.cpu_count()} logical CPUs; flags: " +
+            ", ".join(f"{w} {'yes' if w in flags else 'no'}" for w in wanted))
+
+
+# ---- main -------------------------------------------------------------------
+
+def fmt_ms(v):
+    return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
+def fmt_pair(med_min):
+    if isinstance(med_min, tuple):
+        return f"{fmt_ms(med_min[0])} / {fmt_ms(med_min[1])}"
+    return med_min
+
+
+def ratio(a, b):
+    return f"{a[0] / b[0]:.2f}" if isinstance(a, tuple) and isinstance(b, tuple) else DASH
+
+
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "--torch-worker":
-        torch_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--torch-worker":
+        torch_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
         return
-    ap = argparse.ArgumentParser()
-    ap.add_argument("tool")
-    ap.add_argument("out")
-    ap.add_argument("--models", default="mobilenet_v2,resnet18,squeezenet1_1")
-    ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--size", type=int, default=224)
+    ap = argparse.ArgumentParser(
+        description="Baton vs ONNX Runtime vs torch, one thread, one Markdown table.")
+    ap.add_argument("tool", help="the baton tool (build/tools/baton)")
+    ap.add_argument("out", help="scratch directory (exports, plans, outputs)")
+    ap.add_argument("--models", default=DEFAULT_MODELS,
+                    help="comma-separated torchvision names or " + ", ".join(EXTRA_MODELS))
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs per round and side")
+    ap.add_argument("--size", type=int, default=224, help="torchvision input height and width")
     ap.add_argument("--isas", default="auto,avx2,portable")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="do not time torch (errors are still against torch's output)")
+    ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
     args = ap.parse_args()
     isas = args.isas.split(",")
     for isa in isas:
         if isa not in TORCH_ISA_ENV:
             ap.error(f"unknown ISA {isa}; one of {', '.join(TORCH_ISA_ENV)}")
+    ort_version = None
+    if not args.no_ort:
+        import ort_ref
+        try:
+            ort_version = ort_ref.check_installed()
+        except ort_ref.OrtNotInstalled as e:
+            sys.exit(f"{e}\n(or pass --no-ort)")
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    version = "?"
+    torch_version = "?"
     for name in args.models.split(","):
         d = os.path.join(args.out, name)
-        subprocess.run([sys.executable, os.path.join(HERE, "export_torchvision.py"), name, d,
-                        "--size", str(args.size)], check=True, capture_output=True)
-        plan = os.path.join(d, "cpu.baton")
-        subprocess.run([args.tool, "plan", os.path.join(d, f"{name}.onnx"), "-o", plan, "-q"],
-                       check=True)
+        print(f"== {name}", file=sys.stderr, flush=True)
+        onnx_path = export(name, d, args.size)
         inp = os.path.join(d, "input.npy")
         ref = np.load(os.path.join(d, "output.npy"))
+
+        plan = os.path.join(d, "cpu.baton")
+        baton_error = None
+        r = subprocess.run([args.tool, "plan", onnx_path, "-o", plan, "-q"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            baton_error = f"unsupported ({first_line(r.stderr + r.stdout)})"
+
+        # ONNX Runtime: correctness once, on the file Baton plans.
+        ort_err, ort_error = DASH, None
+        if ort_version:
+            try:
+                got, _ = ort_ref.run_ort(onnx_path, {"input": np.load(inp)})
+                ort_err = f"{rel_err(next(iter(got.values())), ref):.1e}"
+            except RuntimeError as e:
+                ort_error = f"failed ({first_line(str(e))})"
+
         for isa in isas:
-            # Correctness first, with these kernels (skipped where the build or
-            # CPU does not have them).
+            baton_err, used = DASH, isa
+            row_baton_error = baton_error
             out = os.path.join(d, "out_" + isa)
-            r = subprocess.run([args.tool, "run", plan, "--input", f"input={inp}", "--output-dir",
-                                out, "--cooperative", "--isa", isa], capture_output=True, text=True)
-            if r.returncode != 0:
-                if "not available" in r.stderr:
+            if not row_baton_error:
+                # Correctness first, with these kernels (skipped where the build
+                # or CPU does not have them).
+                r = subprocess.run([args.tool, "run", plan, "--input", f"input={inp}",
+                                    "--output-dir", out, "--cooperative", "--isa", isa],
+                                   capture_output=True, text=True)
+                if r.returncode != 0 and "not available" in r.stderr:
                     print(f"skipping {isa}: {r.stderr.strip()}", file=sys.stderr)
                     continue
-                sys.exit(r.stderr)
-            got = np.load(os.path.join(out, "output.npy"))
-            err = float(np.abs(got - ref).max() / np.abs(ref).max())
-            t_med, t_min, b_med, b_min = [], [], [], []
-            used = isa
-            for _ in range(3):  # alternate sides
-                t, version = time_torch(name, inp, args.repeat, isa)
-                t_med.append(statistics.median(t))
-                t_min.append(min(t))
-                bm, bn, used = time_baton(args.tool, plan, inp, out, args.repeat, isa)
-                b_med.append(bm)
-                b_min.append(bn)
-            label = f"auto ({used})" if isa == "auto" else isa
-            rows.append((name, label, min(b_med), min(b_min), min(t_med), min(t_min), err))
-    print("| model | ISA (both sides) | baton median / min ms | torch median / min ms "
-          "| baton/torch (median) | max rel. error |")
-    print("|---|---|---|---|---|---|")
-    for name, label, bm, bn, tm, tn, err in rows:
-        print(f"| {name} | {label} | {bm:.1f} / {bn:.1f} | {tm:.1f} / {tn:.1f} | {bm / tm:.2f} "
-              f"| {err:.1e} |")
-    print(f"\n(torch {version}, 1 thread; baton --cooperative, 1 thread; "
-          f"input 1x3x{args.size}x{args.size}; {args.repeat} runs x 3 rounds, alternating, "
-          f"best round shown)")
+                if r.returncode != 0:
+                    row_baton_error = f"unsupported ({first_line(r.stderr)})"
+                else:
+                    baton_err = f"{rel_err(np.load(os.path.join(out, 'output.npy')), ref):.1e}"
+            with_ort = ort_version and not ort_error and isa == "auto"
+            samples = {"baton": [], "ort": [], "torch": []}
+            for _ in range(ROUNDS):  # alternate the sides
+                if not args.no_torch:
+                    t, torch_version = time_torch(name, inp, args.repeat, isa, args.size)
+                    samples["torch"].append((statistics.median(t), min(t)))
+                if not row_baton_error:
+                    bm, bn, used = time_baton(args.tool, plan, inp, out, args.repeat, isa)
+                    samples["baton"].append((bm, bn))
+                if with_ort:
+                    _, t = ort_ref.run_ort(onnx_path, {"input": np.load(inp)}, repeat=args.repeat)
+                    samples["ort"].append((statistics.median(t), min(t)))
+
+            def best(side):
+                s = samples[side]
+                return (min(m for m, _ in s), min(n for _, n in s)) if s else DASH
+
+            baton = row_baton_error or best("baton")
+            ort = (ort_error or best("ort")) if isa == "auto" and ort_version else DASH
+            torch_t = best("torch")
+            label = f"auto ({used})" if isa == "auto" and not row_baton_error else isa
+            rows.append((name, label, baton, ort, torch_t, baton_err,
+                         ort_err if isa == "auto" else DASH))
+
+    print(cpu_line())
+    print()
+    print("| model | ISA | baton median / min ms | ORT median / min ms | torch median / min ms "
+          "| baton/ORT | baton/torch | max rel. err. baton vs torch "
+          "| max rel. err. ORT vs torch |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, label, baton, ort, torch_t, b_err, o_err in rows:
+        print(f"| {name} | {label} | {fmt_pair(baton)} | {fmt_pair(ort)} | {fmt_pair(torch_t)} "
+              f"| {ratio(baton, ort)} | {ratio(baton, torch_t)} | {b_err} | {o_err} |")
+    sizes = f"torchvision input 1x3x{args.size}x{args.size}"
+    if any(n in EXTRA_MODELS for n in args.models.split(",")):
+        sizes += "; " + ", ".join(f"{n}: its own input" for n in args.models.split(",")
+                                  if n in EXTRA_MODELS)
+    torch_note = "torch not timed" if args.no_torch else f"torch {torch_version}, 1 thread"
+    ort_note = ("ONNX Runtime not run" if not ort_version else
+                f"ONNX Runtime {ort_version} (onnxruntime-node, CPU EP, intra/inter-op threads 1, "
+                "sequential, all graph optimizations), on the same ONNX file, in the auto row "
+                "only: it has no instruction-set cap")
+    print(f"\n({torch_note}; baton --cooperative, 1 thread; {ort_note}; {sizes}; "
+          f"{args.repeat} runs x {ROUNDS} rounds after a warm-up, alternating, the best round's "
+          f"median and min shown; errors are max |y - torch| / max |torch|)")
 
 
 if __name__ == "__main__":

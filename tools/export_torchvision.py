@@ -7,8 +7,10 @@ Usage: export_torchvision.py MODEL OUT_DIR [--opset 13] [--seed 0] [--size 224]
 Writes OUT_DIR/MODEL.onnx, OUT_DIR/input.npy (a seeded random [1,3,S,S]
 float32 input) and OUT_DIR/output.npy (torch's float32 output for it,
 computed single-threaded). Nothing is downloaded: weights are torchvision's
-random initialization, and BatchNorm statistics and affine parameters are
-randomized so that folding them is not a no-op.
+random initialization, BatchNorm statistics and affine parameters are
+randomized so that folding them is not a no-op, and an all-zero Linear
+weight (the head of torchvision's ViTs) is randomized so the output is not
+all zeros.
 
 Runs on Debian's python3-torch / python3-torchvision / python3-onnx.
 """
@@ -69,6 +71,20 @@ def randomize_batchnorm(model, generator):
                     m.bias.copy_(torch.randn(n, generator=generator) * 0.1)
 
 
+def reinit_zero_linears(model, seed):
+    """torchvision's ViTs zero-initialize the classification head, so their
+    output would be all zeros and no comparison could fail: an all-zero
+    Linear weight gets normal(std 0.05) weights and bias instead. Draws from
+    its own generator, so models without such a layer are unchanged."""
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear) and not m.weight.any():
+                m.weight.copy_(torch.randn(m.weight.shape, generator=generator) * 0.05)
+                if m.bias is not None:
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=generator) * 0.05)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", help="torchvision model name, e.g. resnet18")
@@ -88,6 +104,7 @@ def main():
 
     model = build_model(args.model)
     randomize_batchnorm(model, generator)
+    reinit_zero_linears(model, args.seed)
     model.eval()
 
     x = torch.randn(1, 3, args.size, args.size, generator=generator, dtype=torch.float32)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Baton builds and tests with. Installs only
-# what is missing, so it is cheap to call before every build.
+# Installs the Debian 12 packages Baton builds and tests with, then ONNX
+# Runtime's Node.js binding (tools/ort/install.sh, from the npm registry; the
+# ort.* tests and tools/bench_vs_torch.py use it). Installs only what is
+# missing, so it is cheap to call before every build.
 set -euo pipefail
 
 PACKAGES=(
@@ -14,19 +16,29 @@ PACKAGES=(
   g++-aarch64-linux-gnu qemu-user
   python3-torch python3-torchvision python3-onnx python3-numpy
   graphviz
+  nodejs npm  # tools/ort: ONNX Runtime as reference and benchmark peer
 )
+
+# A package that counts as present when its command is: a nodejs from another
+# apt source (NodeSource) bundles npm and conflicts with Debian's npm package.
+declare -A COMMAND_OF=([nodejs]=node [npm]=npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
+  if [ -n "${COMMAND_OF[$p]:-}" ] && command -v "${COMMAND_OF[$p]}" > /dev/null; then
+    continue
+  fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
-echo "install_deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+
+# onnxruntime-node into build-ort/ (or $BATON_ORT_DIR); a no-op when present.
+"$(dirname "$0")/ort/install.sh"

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""The ONNX Runtime harness (tools/ort_ref.py, tools/ort/run.js) against
+independent references; registered by tests/ort/tests.cmake.
+
+  ort_test.py torch --work DIR
+      ort.matches_torch: exports three small torch models with seeded random
+      weights to ONNX (opset 13) and checks ONNX Runtime's outputs against
+      torch's own (eager, one thread), never against ORT itself:
+        convnet      Conv, depthwise Conv, hardswish, squeeze-excitation gating
+                     (GlobalAveragePool, Relu, HardSigmoid, Mul), Linear
+        transformer  one nn.TransformerEncoderLayer (4 heads, batch_first)
+        tokens       int64 token ids in (Gather); ArgMax (int64), a bool mask,
+                     int32 ids and the float logits out
+      float outputs: max |ort - torch| / max |torch| < 1e-4 and max |torch|
+      > 1e-3; integer and bool outputs: equal. A negative control runs the
+      same comparison against torch on another input and expects it to fail.
+  ort_test.py baton --tool BATON --work DIR
+      ort.matches_baton: plans the convnet and the transformer with
+      `baton plan MODEL -o PLAN -q`, runs them with
+      `baton run PLAN --input input=x.npy --output-dir DIR`, and checks
+      Baton's outputs against ONNX Runtime's (same rule). (The tokens model
+      is left out: Baton's runtime has no int32 Add kernel.)
+
+Both need tools/ort/install.sh to have run (tools/install_deps.sh runs it);
+without it they fail with that advice.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import ort_ref  # noqa: E402
+
+TOLERANCE = 1e-4  # relative to the reference's largest magnitude
+MIN_SCALE = 1e-3  # a reference this close to all-zero proves nothing
+
+
+# ---- models (torch is imported lazily: ort.matches_baton's runtime) --------
+
+def build_models():
+    import torch
+    import torch.nn as nn
+
+    class SqueezeExcite(nn.Module):
+        def __init__(self, c, r):
+            super().__init__()
+            self.reduce = nn.Conv2d(c, r, 1)
+            self.expand = nn.Conv2d(r, c, 1)
+
+        def forward(self, x):
+            s = torch.mean(x, dim=(2, 3), keepdim=True)
+            s = nn.functional.hardsigmoid(self.expand(torch.relu(self.reduce(s))))
+            return x * s
+
+    class ConvNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+            self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+            self.se = SqueezeExcite(16, 8)
+            self.pw = nn.Conv2d(16, 24, 1)
+            self.fc = nn.Linear(24, 10)
+
+        def forward(self, x):
+            x = nn.functional.hardswish(self.stem(x))
+            x = nn.functional.hardswish(self.dw(x))
+            x = self.pw(self.se(x))
+            return self.fc(torch.flatten(torch.mean(x, dim=(2, 3)), 1))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                                    dropout=0.0, batch_first=True)
+
+        def forward(self, x):
+            return self.layer(x)
+
+    class Tokens(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(50, 16)
+            self.head = nn.Linear(16, 10)
+
+        def forward(self, ids):
+            logits = self.head(self.embed(ids))
+            return torch.argmax(logits, dim=-1), logits > 0, ids.to(torch.int32) + 1, logits
+
+    g = torch.Generator().manual_seed(0)
+    return {
+        "convnet": (ConvNet, {"input": torch.randn(1, 3, 32, 32, generator=g)},
+                    ["output"]),
+        "transformer": (Encoder, {"input": torch.randn(1, 8, 32, generator=g)}, ["output"]),
+        "tokens": (Tokens, {"ids": torch.randint(0, 50, (2, 7), generator=g)},
+                   ["argmax", "positive", "ids32", "logits"]),
+    }
+
+
+def export(name, work):
+    """Exports model `name` (seeded weights) to WORK/NAME.onnx; returns the
+    path, the inputs and torch's outputs ({name: ndarray})."""
+    import torch
+    torch.set_num_threads(1)
+    cls, inputs, output_names = build_models()[name]
+    torch.manual_seed(1)
+    model = cls().eval()
+    # Non-zero biases everywhere (torch initializes some to zero).
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if pname.endswith("bias"):
+                p.copy_(torch.randn(p.shape) * 0.1)
+    args = tuple(inputs.values())
+    with torch.no_grad():
+        outs = model(*args)
+    if isinstance(outs, torch.Tensor):
+        outs = (outs,)
+    path = os.path.join(work, name + ".onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, path, opset_version=13, input_names=list(inputs),
+                          output_names=output_names)
+    return (path, {k: v.numpy() for k, v in inputs.items()},
+            {k: v.numpy() for k, v in zip(output_names, outs)})
+
+
+# ---- comparison ------------------------------------------------------------
+
+def compare(what, got, ref):
+    """Returns an error message, or None when `got` matches `ref`."""
+    if got.dtype != ref.dtype or got.shape != ref.shape:
+        return f"{what}: {got.dtype}{list(got.shape)}, expected {ref.dtype}{list(ref.shape)}"
+    if ref.dtype.kind == "f":
+        scale = float(np.abs(ref).max())
+        if not scale > MIN_SCALE:
+            return f"{what}: the reference is (nearly) all zeros (max |y| = {scale:g})"
+        err = float(np.abs(got.astype(np.float64) - ref).max()) / scale
+        if not err < TOLERANCE:  # also catches NaN
+            return f"{what}: max relative error {err:.2e} >= {TOLERANCE:g}"
+        print(f"  {what}: max relative error {err:.1e} (scale {scale:.3g})")
+        return None
+    if not np.array_equal(got, ref):
+        return f"{what}: {int((got != ref).sum())} of {ref.size} elements differ"
+    if ref.dtype != np.bool_ and not np.any(ref):
+        return f"{what}: the reference is all zeros"
+    print(f"  {what}: equal ({ref.dtype}, {ref.size} elements)")
+    return None
+
+
+def cmd_torch(args):
+    failures = []
+    for name in ("convnet", "transformer", "tokens"):
+        model, inputs, ref = export(name, args.work)
+        got, _ = ort_ref.run_ort(model, inputs)
+        print(f"{name}: ORT vs torch")
+        if list(got) != list(ref):
+            failures.append(f"{name}: ORT outputs {list(got)}, torch {list(ref)}")
+            continue
+        for out in ref:
+            msg = compare(f"{name}.{out}", got[out], ref[out])
+            if msg:
+                failures.append(msg)
+        if name == "convnet":
+            # Negative control: the same check must reject ORT's output for
+            # another input, or it proves nothing.
+            other = {"input": inputs["input"] + np.float32(0.5)}
+            wrong, _ = ort_ref.run_ort(model, other)
+            if compare("control", wrong["output"], ref["output"]) is None:
+                failures.append("negative control: another input's output passed the check")
+            else:
+                print("  negative control: another input's output is rejected, as it must be")
+    return failures
+
+
+def cmd_baton(args):
+    failures = []
+    for name in ("convnet", "transformer"):
+        model, inputs, _ = export(name, args.work)
+        x = os.path.join(args.work, name + "_input.npy")
+        np.save(x, inputs["input"])
+        plan = os.path.join(args.work, name + ".baton")
+        out_dir = os.path.join(args.work, name + "_baton_out")
+        for cmd in ([args.tool, "plan", model, "-o", plan, "-q"],
+                    [args.tool, "run", plan, "--input", f"input={x}", "--output-dir", out_dir]):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+                break
+        else:
+            ref, _ = ort_ref.run_ort(model, inputs)
+            got = np.load(os.path.join(out_dir, "output.npy"))
+            print(f"{name}: baton vs ORT")
+            msg = compare(f"{name}.output", got, ref["output"])
+            if msg:
+                failures.append(msg)
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("which", choices=["torch", "baton"])
+    ap.add_argument("--work", required=True, help="scratch directory")
+    ap.add_argument("--tool", help="the baton tool (for 'baton')")
+    args = ap.parse_args()
+    if args.which == "baton" and not args.tool:
+        ap.error("'baton' needs --tool")
+    os.makedirs(args.work, exist_ok=True)
+    start = time.time()
+    try:
+        print(f"ONNX Runtime {ort_ref.check_installed()} (onnxruntime-node, {ort_ref.ort_dir()})")
+        failures = cmd_torch(args) if args.which == "torch" else cmd_baton(args)
+    except ort_ref.OrtNotInstalled as e:
+        failures = [str(e)]
+    for f in failures:
+        print("FAIL " + f)
+    print(f"ort.matches_{args.which}: {'FAILED' if failures else 'passed'} "
+          f"({time.time() - start:.1f} s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+# ONNX Runtime as an independent reference (tools/ort_ref.py, tools/ort/run.js;
+# docs/performance.md). Included by tests/CMakeLists.txt.
+#
+#   ort.matches_torch  the harness itself: ORT's outputs for three small torch
+#                      models (depthwise + hardswish + SE conv net, a transformer
+#                      encoder layer, int64/bool/int32 outputs) against torch's
+#   ort.matches_baton  `baton plan` + `baton run` of the conv net and the
+#                      transformer layer against ORT
+#
+# Both need onnxruntime-node from tools/ort/install.sh (tools/install_deps.sh
+# runs it); without it they fail and say so. Together a few seconds.
+set(_ort_test ${CMAKE_CURRENT_LIST_DIR}/ort_test.py)
+add_test(NAME ort.matches_torch
+  COMMAND ${BATON_PYTHON} ${_ort_test} torch --work ${CMAKE_BINARY_DIR}/ort_test/torch)
+add_test(NAME ort.matches_baton
+  COMMAND ${BATON_PYTHON} ${_ort_test} baton --tool $<TARGET_FILE:baton>
+          --work ${CMAKE_BINARY_DIR}/ort_test/baton)
+set_tests_properties(ort.matches_torch ort.matches_baton PROPERTIES TIMEOUT 120)
