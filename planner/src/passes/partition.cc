@@ -383,8 +383,16 @@ class Search {
     if (!Exhaustive()) {
       Chains();
       ContiguousSegments();
+      // The local search starts from the best few candidates, before and
+      // after the contiguous pipelines' cuts are refined.
+      std::vector<Candidate> before = Best(6);
       RefineSegments();
       std::vector<Candidate> seeds = Best(6);
+      for (Candidate& c : before) {
+        bool have = false;
+        for (const Candidate& s : seeds) have = have || s.device == c.device;
+        if (!have) seeds.push_back(std::move(c));
+      }
       for (Candidate& seed : seeds) Add(LocalSearch(std::move(seed)));
     }
     std::vector<Candidate> best = Best(static_cast<size_t>(std::max(1, o_.max_candidates)));
@@ -696,15 +704,16 @@ class Search {
   // The dynamic program charges a segment's fallback nodes to the segment
   // and copies only at its cuts, so its best cut points are approximate.
   // Pattern search on the exact model: for the best few contiguous
-  // pipelines (up to kRefine, on at most half the remaining evaluation
-  // budget), move each cut by 1, 2, 4... positions either way while that
+  // pipelines (up to kRefine, on at most half the evaluation budget), move
+  // each cut by 1, 2, 4... positions either way while that
   // improves the objective (efficientnet_b0 on soc4: its SE blocks' Sigmoid
   // and Mul fall back to the CPU inside the NPU's segment).
-  void RefineSegments() {
+  std::vector<Candidate> RefineSegments() {
     constexpr size_t kRefine = 64;
     const size_t n = m_.topo().size();
-    // At most half of what is left: the local search after it needs the rest.
+    // At most half of the budget: the local search after it needs the rest.
     const int64_t keep = budget_ / 2;
+    std::vector<Candidate> refined;
     std::stable_sort(segmented_.begin(), segmented_.end(),
                      [this](const auto& a, const auto& b) { return Better(a.second.eval, b.second.eval); });
     std::vector<std::vector<int>> done;
@@ -736,8 +745,13 @@ class Search {
           }
         }
       }
+      refined.push_back(best);
       AddContiguous(std::move(best));
     }
+    std::stable_sort(refined.begin(), refined.end(), [this](const Candidate& a, const Candidate& b) {
+      return Better(a.eval, b.eval);
+    });
+    return refined;
   }
 
   // Every split of the order (at block boundaries) into two segments, and
