@@ -47,8 +47,9 @@ double ConvFlops(const ConvSpec& s) {
 }
 
 // A prepared Conv node ("same" padding k/2, bias, optional ReLU6 clamp).
-std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s) {
+std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s, int64_t workspace_override = -1) {
   auto h = std::make_unique<KernelHarness>();
+  h->OverrideWorkspace(workspace_override);
   const int64_t oh = OutSize(s.h, s.k, s.stride), ow = OutSize(s.w, s.k, s.stride);
   const int x = h->AddTensor(DType::Float32, {1, s.c, s.h, s.w});
   const int w = h->AddTensor(DType::Float32, {s.m, s.c / s.group, s.k, s.k});
@@ -91,8 +92,10 @@ std::unique_ptr<KernelHarness> MakeGemm(int64_t m, int64_t n, int64_t k, bool tr
   return h;
 }
 
-void RunConv(benchmark::State& state, ConvSpec spec) {
-  auto h = MakeConv(spec);
+// workspace_override 0: no workspace (a depthwise layer then takes its row
+// path, as in a plan from before the phase-plane path).
+void RunConv(benchmark::State& state, ConvSpec spec, int64_t workspace_override = -1) {
+  auto h = MakeConv(spec, workspace_override);
   if (!h) {
     state.SkipWithError("Conv prepare failed");
     return;
@@ -164,10 +167,19 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_64to256_56x56, ConvSpec{64, 56, 56, 256, 1, 1
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(RunConv, Depthwise3x3_144x56x56, ConvSpec{144, 56, 56, 144, 3, 1, 144, true})
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(RunConv, Depthwise3x3s2_96x112x112, ConvSpec{96, 112, 112, 96, 3, 2, 96, true})
-    ->Unit(benchmark::kMillisecond);
+// Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the
+// phase-plane path (what plans run) and on the row path (_rows).
+#define BATON_DW_BENCH(name, ...)                                                  \
+  BENCHMARK_CAPTURE(RunConv, name, ConvSpec{__VA_ARGS__})->Unit(benchmark::kMicrosecond); \
+  BENCHMARK_CAPTURE(RunConv, name##_rows, ConvSpec{__VA_ARGS__}, 0)->Unit(benchmark::kMicrosecond)
+BATON_DW_BENCH(Depthwise3x3_144x56x56, 144, 56, 56, 144, 3, 1, 144, true);
+BATON_DW_BENCH(Depthwise3x3s2_96x112x112, 96, 112, 112, 96, 3, 2, 96, true);
+BATON_DW_BENCH(Depthwise3x3_384x14x14, 384, 14, 14, 384, 3, 1, 384, true);
+BATON_DW_BENCH(Depthwise3x3_960x7x7, 960, 7, 7, 960, 3, 1, 960, true);
+BATON_DW_BENCH(Depthwise5x5_240x14x14, 240, 14, 14, 240, 5, 1, 240, false);
+BATON_DW_BENCH(Depthwise5x5s2_96x28x28, 96, 28, 28, 96, 5, 2, 96, false);
+BATON_DW_BENCH(Depthwise5x5_576x7x7, 576, 7, 7, 576, 5, 1, 576, false);
+BATON_DW_BENCH(Depthwise5x5s2_240x28x28, 240, 28, 28, 240, 5, 2, 240, false);
 BENCHMARK_CAPTURE(RunGemm, Gemm_512x512x512, 512, 512, 512, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_256x3136x576, 256, 3136, 576, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_classifier_1x1000x512_tb, 1, 1000, 512, true)

@@ -122,6 +122,21 @@ def build_cases(np, torch):
          group=4)
     conv("dw_3x3_s3", 1, 3, (10, 10), 3, (3, 3), strides=[3, 3], pads=[1, 1, 1, 1], group=3)
     conv("dw_1d", 1, 4, (15,), 4, (3,), pads=[1, 1], group=4)
+    # The phase-plane path's shapes: MobileNet/EfficientNet 3x3 and 5x5 at
+    # stride 1 and 2, planes of several row blocks, 7x7 (ConvNeXt), 5x5
+    # dilated, asymmetric pads, 4x4 (no row kernel), stride 2 on odd sizes.
+    conv("dw_3x3_s1_big", 1, 3, (57, 61), 3, (3, 3), pads=[1, 1, 1, 1], group=3)
+    conv("dw_3x3_s2_big", 1, 3, (58, 63), 3, (3, 3), strides=[2, 2], pads=[0, 0, 1, 1],
+         group=3, clamp=[0.0, 6.0])
+    conv("dw_5x5_s1", 1, 6, (14, 14), 6, (5, 5), pads=[2, 2, 2, 2], group=6)
+    conv("dw_5x5_s1_7x7", 2, 5, (7, 7), 5, (5, 5), pads=[2, 2, 2, 2], group=5)
+    conv("dw_5x5_s2_odd", 1, 4, (29, 27), 4, (5, 5), strides=[2, 2], pads=[2, 2, 2, 2], group=4)
+    conv("dw_7x7_s1", 1, 4, (15, 17), 4, (7, 7), pads=[3, 3, 3, 3], group=4)
+    conv("dw_7x7_s2_asym", 1, 3, (16, 15), 3, (7, 7), strides=[2, 2], pads=[3, 2, 2, 3],
+         group=3, bias=False)
+    conv("dw_5x5_dil2", 1, 3, (13, 12), 3, (5, 5), pads=[4, 4, 4, 4], dilations=[2, 2], group=3)
+    conv("dw_4x4_s2", 1, 3, (12, 12), 3, (4, 4), strides=[2, 2], pads=[1, 1, 1, 1], group=3)
+    conv("dw_3x3_s1x2", 1, 3, (9, 12), 3, (3, 3), strides=[1, 2], pads=[1, 1, 1, 1], group=3)
 
     # ---------------------------------------------------------------- Gemm
     def gemm(name, m, n, k, trans_a=False, trans_b=False, c_shape=None, alpha=1.0, beta=1.0,

@@ -370,6 +370,27 @@ TEST_F(KernelRefTest, WinogradCasesAndGemmSizedWorkspace) {
   EXPECT_GE(ran, 2);
 }
 
+// Depthwise layers take the phase-plane path with the workspace the planner
+// reserves, and the row path without one (a plan from an older planner):
+// both match torch, with every instruction set.
+TEST_F(KernelRefTest, DepthwiseBothPaths) {
+  const testing::IsaGuard restore;
+  int ran = 0;
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!KernelIsaAvailable(isa)) continue;
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const json& c : (*manifest_)["cases"]) {
+      const std::string name = c["name"].get<std::string>();
+      if (name.rfind("dw_", 0) != 0) continue;
+      SCOPED_TRACE(name + " " + KernelIsaName(isa));
+      RunCase(c);
+      RunCase(c, 0);
+      ++ran;
+    }
+  }
+  EXPECT_GE(ran, 19);
+}
+
 // The dispatch offers exactly what the CPU can run, and picks the widest.
 // The CPU's features come from the compiler's own cpuid query here, not from
 // the kernels' bookkeeping.

@@ -60,9 +60,11 @@ Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
   return Status::Ok();
 }
 
-// The im2col + GEMM path's workspace (0 for depthwise and pointwise layers).
+// The im2col + GEMM path's workspace (0 for pointwise layers; the
+// phase-plane workspace for depthwise ones).
 size_t GemmPathWorkspace(const ConvGeom& g) {
-  if (IsDepthwise(g) || IsPointwise(g)) return 0;
+  if (IsDepthwise(g)) return DepthwiseWorkspaceBytes(g);
+  if (IsPointwise(g)) return 0;
   const Window2d& w = g.win;
   return GemmWorkspaceBytes(g.m / g.group, w.oh * w.ow, (w.c / g.group) * w.kh * w.kw);
 }
@@ -161,6 +163,9 @@ Status ConvPrepare(const KernelCall& call) {
   Clamp clamp;
   BATON_RETURN_IF_ERROR(ParseConv(call, &g, &clamp));
   if (RunsWinograd(g, call)) return Status::Ok();
+  // A depthwise layer runs without a workspace too (a plan from before the
+  // phase-plane path), on the row path.
+  if (IsDepthwise(g)) return Status::Ok();
   return CheckWorkspace(call, GemmPathWorkspace(g));
 }
 
@@ -183,7 +188,8 @@ Status ConvEval(const KernelCall& call) {
   const Window2d& win = g.win;
 
   if (IsDepthwise(g)) {
-    DepthwiseConv(g, x, w, bias, clamp, y);
+    DepthwiseConv(g, x, w, bias, clamp, y, WorkspaceF32(call),
+                  HasWorkspace(call) ? WorkspaceSize(call) : 0);
     return Status::Ok();
   }
   if (RunsWinograd(g, call)) {

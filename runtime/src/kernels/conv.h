@@ -27,9 +27,13 @@ inline bool IsPointwise(const ConvGeom& g) {
          w.pr == 0;
 }
 
-// y[n, m] for all n, m. `bias` may be null.
+// The workspace DepthwiseConv's phase-plane path needs.
+size_t DepthwiseWorkspaceBytes(const ConvGeom& g);
+
+// y[n, m] for all n, m. `bias` may be null. With a workspace of
+// DepthwiseWorkspaceBytes the phase-plane path runs, else the row path.
 void DepthwiseConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                   const Clamp& clamp, float* y);
+                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes);
 
 }  // namespace kernels
 }  // namespace baton

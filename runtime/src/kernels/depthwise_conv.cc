@@ -1,10 +1,28 @@
-// Depthwise convolution (group == C, M = C * multiplier), one output row at a
-// time. 3x3 kernels with unit dilation and stride 1 or 2 (MobileNet) take a
-// single pass per row with all nine taps in registers (rows in the padding
-// get zero weights); every other shape accumulates tap by tap over the row,
-// which stays in L1.
+// Depthwise convolution (group == C, M = C * multiplier).
+//
+// The phase-plane path (what plans reserve a workspace for): per channel and
+// block of output rows, the padded input rows the block reads are split into
+// sh x sw phase planes (even/odd rows and columns for stride 2), so that
+// every tap becomes one contiguous multiply-add over the whole block, the
+// block's rows laid end to end; a kernel row of 3, 5 or 7 taps is one pass.
+// The padding is zeros in the planes, so no tap has a border case, and the
+// loops run through the run-time ISA dispatch (gemm/depthwise_isa.inc) at
+// the vector width of the CPU even on 7x7 planes, whose rows are too short
+// to vectorize one at a time. Blocks are sized to kDwBlockFloats (L1).
+// Planes of at most kDwChannelPlane outputs take the channel-block path
+// instead: kDwLanes channels interleaved channel-last in the workspace, one
+// vector multiply-add across channels per tap (gemm/depthwise_isa.inc).
+//
+//   workspace: [ sh * sw phase planes: hq x wq ][ accumulators: rows x wq ]
+//              [ with stride: one padded row, wq * sw ]
+//
+// The row path (a plan without that workspace, from an older planner): one
+// output row at a time; 3x3 kernels with unit dilation and stride 1 or 2
+// take a single pass per row with all nine taps in registers (rows in the
+// padding get zero weights); every other shape accumulates tap by tap.
 
 #include "conv.h"
+#include "gemm_core.h"
 
 namespace baton {
 namespace kernels {
@@ -85,11 +103,84 @@ void Row3x3Any(const Window2d& g, const float* x, const float* w, float bias, in
   Row3x3<kStride>(g, rows[0], rows[1], rows[2], wz, bias, yr);
 }
 
+// Floats per block the phase-plane path aims at (16 KiB: an L1 share).
+constexpr int64_t kDwBlockFloats = 4096;
+
+DwPlane PlaneGeometry(const ConvGeom& cg, const Clamp& clamp) {
+  const Window2d& g = cg.win;
+  DwPlane p{};
+  p.h = g.h;
+  p.w = g.w;
+  p.oh = g.oh;
+  p.ow = g.ow;
+  p.kh = g.kh;
+  p.kw = g.kw;
+  p.sh = g.sh;
+  p.sw = g.sw;
+  p.dh = g.dh;
+  p.dw = g.dw;
+  p.pt = g.pt;
+  p.pl = g.pl;
+  p.wq = CeilDiv(g.w + g.pl + g.pr, g.sw);
+  const int64_t extra = (g.kh - 1) * g.dh / g.sh + 1;  // rows a block reads past its own
+  const int64_t phases = g.sh * g.sw;
+  const int64_t fit = (kDwBlockFloats / (p.wq > 0 ? p.wq : 1) - phases * extra) / (phases + 1);
+  p.rows = fit < 1 ? 1 : (fit > g.oh ? g.oh : fit);
+  p.hq = p.rows + extra;
+  p.hp = g.h + g.pt + g.pb;
+  p.wp = g.w + g.pl + g.pr;
+  p.clamp = clamp.enabled;
+  p.lo = clamp.lo;
+  p.hi = clamp.hi;
+  return p;
+}
+
+// Small planes take the channel-block path: a plane of at most
+// kDwChannelPlane outputs leaves the phase planes' flat loops a few vectors
+// per tap, while the channel block's is always full (MobileNet's and
+// EfficientNet's 7x7 stages; at 14x14 the phase planes are as fast). The choice depends on the shapes
+// only, as the workspace the planner reserves must.
+constexpr int64_t kDwChannelPlane = 100;
+
+bool UsesChannelBlocks(const DwPlane& p) {
+  return p.oh * p.ow <= kDwChannelPlane && DepthwiseChannelFloats(p) <= 4 * kDwBlockFloats;
+}
+
 }  // namespace
 
-void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const float* bias,
-                   const Clamp& clamp, float* y) {
+size_t DepthwiseWorkspaceBytes(const ConvGeom& cg) {
   const Window2d& g = cg.win;
+  if (g.oh <= 0 || g.ow <= 0 || g.h <= 0 || g.w <= 0) return 0;
+  const DwPlane p = PlaneGeometry(cg, Clamp());
+  const int64_t floats = UsesChannelBlocks(p) ? DepthwiseChannelFloats(p) : DepthwisePlaneFloats(p);
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
+void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const float* bias,
+                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes) {
+  const Window2d& g = cg.win;
+  const size_t need = DepthwiseWorkspaceBytes(cg);
+  if (ws != nullptr && need > 0 && ws_bytes >= need) {
+    const DwPlane plane = PlaneGeometry(cg, clamp);
+    const int64_t mult = cg.m / g.c;
+    if (UsesChannelBlocks(plane)) {
+      for (int64_t n = 0; n < g.n; ++n) {
+        for (int64_t m0 = 0; m0 < cg.m; m0 += kDwLanes) {
+          const int64_t lanes = cg.m - m0 < kDwLanes ? cg.m - m0 : kDwLanes;
+          DepthwiseChannels(plane, x + n * g.c * g.h * g.w, m0, lanes, mult, w, bias,
+                            y + n * cg.m * g.oh * g.ow, ws);
+        }
+      }
+      return;
+    }
+    for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t m = 0; m < cg.m; ++m) {
+        DepthwisePlane(plane, x + (n * g.c + m / mult) * g.h * g.w, w + m * g.kh * g.kw,
+                       bias ? bias[m] : 0.0f, y + (n * cg.m + m) * g.oh * g.ow, ws);
+      }
+    }
+    return;
+  }
   const int64_t mult = cg.m / g.c;
   const int64_t hw = g.h * g.w;
   const int64_t ohw = g.oh * g.ow;

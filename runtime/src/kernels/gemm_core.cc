@@ -131,6 +131,16 @@ void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   Active().direct(m, n, k, a, lda, b, ldb, c, ldc, epi);
 }
 
+void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias, float* y,
+                    float* ws) {
+  Active().depthwise(g, x, w, bias, y, ws);
+}
+
+void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lanes, int64_t mult,
+                       const float* w, const float* bias, float* y, float* ws) {
+  Active().depthwise_channels(g, x, m0, lanes, mult, w, bias, y, ws);
+}
+
 }  // namespace kernels
 
 const char* KernelIsaName(KernelIsa isa) {

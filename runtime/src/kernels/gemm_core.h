@@ -110,6 +110,29 @@ void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, S
 void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
 
+// One channel of a depthwise convolution on the phase-plane path
+// (depthwise_conv.cc describes it); plain values only, so that the per-ISA
+// copies (gemm/depthwise_isa.inc) include no header with inline functions.
+struct DwPlane {
+  int64_t h, w, oh, ow;      // input and output plane
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+  int64_t rows;              // output rows per block
+  int64_t wq;                // phase plane width: ceil((w + pl + pr) / sw)
+  int64_t hq;                // phase plane rows per block (with one slack row)
+  int64_t hp, wp;            // padded input plane
+  bool clamp;
+  float lo, hi;
+};
+
+// Output channels a channel block holds (the lanes of one AVX-512 vector).
+inline constexpr int64_t kDwLanes = 16;
+
+// Floats of workspace the channel-block path needs: the padded input of
+// kDwLanes channels interleaved, their weights and biases, their outputs.
+inline int64_t DepthwiseChannelFloats(const DwPlane& g) {
+  return (g.hp * g.wp + g.kh * g.kw + 1 + g.oh * g.ow) * kDwLanes;
+}
+
 // One compiled copy of the drivers (gemm/gemm_isa.inc).
 struct GemmImpl {
   int mr, nr;
@@ -120,7 +143,28 @@ struct GemmImpl {
                  int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
   void (*gemv)(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride,
                StridedMatrix b, float* y, const GemmEpilogue& epi);
+  // y (oh x ow) = depthwise filter w (kh x kw) over x (h x w) + bias; `ws`
+  // holds DwPlane's blocks and a scratch row (DepthwisePlaneFloats floats).
+  void (*depthwise)(const DwPlane& g, const float* x, const float* w, float bias, float* y,
+                    float* ws);
+  // Output channels [m0, m0 + lanes) (lanes <= kDwLanes) of one batch item:
+  // x and y point at the item's first channel, input channel m / mult feeds
+  // output channel m; `ws` holds DepthwiseChannelFloats floats.
+  void (*depthwise_channels)(const DwPlane& g, const float* x, int64_t m0, int64_t lanes,
+                             int64_t mult, const float* w, const float* bias, float* y, float* ws);
 };
+
+// Floats of workspace DwPlane's blocking needs.
+inline int64_t DepthwisePlaneFloats(const DwPlane& g) {
+  return g.sh * g.sw * g.hq * g.wq + g.rows * g.wq + (g.sw > 1 ? g.wq * g.sw : 0);
+}
+
+// The active copy's depthwise plane filter.
+void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias, float* y,
+                    float* ws);
+// The active copy's channel-block depthwise filter.
+void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lanes, int64_t mult,
+                       const float* w, const float* bias, float* y, float* ws);
 
 }  // namespace kernels
 }  // namespace baton

@@ -26,12 +26,14 @@
 //
 //   workspace: [ GEMM packing buffers ][ xw: T*B*G*H ][ h: B*H ][ c: B*H ]
 //              [ rec: G*H ][ rh: H ]            (floats, 16-byte aligned)
+// The gate passes are loops over H with the branch-free sigmoid and tanh of
+// kernel_math.h (about 2e-7 relative error), which vectorize.
 
-#include <math.h>
 #include <string.h>
 
 #include "gemm_core.h"
 #include "kernel_family.h"
+#include "kernel_math.h"
 #include "kernel_util.h"
 
 namespace baton {
@@ -144,7 +146,13 @@ size_t RnnWorkspaceBytes(const KernelCall& call, bool lstm) {
 size_t LstmWorkspaceBytes(const KernelCall& call) { return RnnWorkspaceBytes(call, true); }
 size_t GruWorkspaceBytes(const KernelCall& call) { return RnnWorkspaceBytes(call, false); }
 
-inline float Sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+// In place over n floats; vectorized (kernel_math.h, -fno-trapping-math).
+void SigmoidInPlace(float* v, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) v[j] = SigmoidF(v[j]);
+}
+void TanhInPlace(float* v, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) v[j] = TanhF(v[j]);
+}
 
 // Pointers of one direction's parameters (null when absent).
 struct DirParams {
@@ -180,23 +188,30 @@ DirParams ParamsOf(const KernelCall& call, const RnnGeom& g, int64_t d) {
 }
 
 // One LSTM step for one batch item: rec holds h R^T + xw + biases
-// (gates i, o, f, c); updates c and h in place.
-void LstmCell(const float* rec, const float* peep, int64_t hidden, float* c, float* h) {
-  const float* gi = rec;
-  const float* go = rec + hidden;
-  const float* gf = rec + 2 * hidden;
-  const float* gc = rec + 3 * hidden;
-  for (int64_t j = 0; j < hidden; ++j) {
-    const float pi = peep ? peep[j] * c[j] : 0.0f;
-    const float pf = peep ? peep[2 * hidden + j] * c[j] : 0.0f;
-    const float i = Sigmoid(gi[j] + pi);
-    const float f = Sigmoid(gf[j] + pf);
-    const float cell = f * c[j] + i * tanhf(gc[j]);
-    const float po = peep ? peep[hidden + j] * cell : 0.0f;
-    const float o = Sigmoid(go[j] + po);
-    c[j] = cell;
-    h[j] = o * tanhf(cell);
+// (gates i, o, f, c); updates c and h in place. `tmp` holds H floats. Each
+// pass is one loop over H that vectorizes.
+void LstmCell(float* rec, const float* peep, int64_t hidden, float* c, float* h, float* tmp) {
+  float* gi = rec;
+  float* go = rec + hidden;
+  float* gf = rec + 2 * hidden;
+  float* gc = rec + 3 * hidden;
+  if (peep != nullptr) {
+    for (int64_t j = 0; j < hidden; ++j) {
+      gi[j] += peep[j] * c[j];
+      gf[j] += peep[2 * hidden + j] * c[j];
+    }
   }
+  SigmoidInPlace(gi, hidden);
+  SigmoidInPlace(gf, hidden);
+  TanhInPlace(gc, hidden);
+  for (int64_t j = 0; j < hidden; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
+  if (peep != nullptr) {
+    for (int64_t j = 0; j < hidden; ++j) go[j] += peep[hidden + j] * c[j];
+  }
+  SigmoidInPlace(go, hidden);
+  for (int64_t j = 0; j < hidden; ++j) tmp[j] = c[j];
+  TanhInPlace(tmp, hidden);
+  for (int64_t j = 0; j < hidden; ++j) h[j] = go[j] * tmp[j];
 }
 
 // Runs direction d over all steps, writing Y's slices and leaving the final
@@ -253,27 +268,30 @@ void RunDirection(const KernelCall& call, const RnnGeom& g, int64_t d, bool reve
       if (g.lstm) {
         memcpy(rec, xrow, static_cast<size_t>(gh) * sizeof(float));
         Gemv(gh, H, 1.0f, hb, 1, rt, rec, acc);
-        LstmCell(rec, p.peep, H, c + b * H, hb);
+        LstmCell(rec, p.peep, H, c + b * H, hb, rh);
       } else {
         // z and r: x part + h R^T.
         memcpy(rec, xrow, static_cast<size_t>(2 * H) * sizeof(float));
         Gemv(2 * H, H, 1.0f, hb, 1, rt, rec, acc);
         float* z = rec;
         float* r = rec + H;
-        for (int64_t j = 0; j < 2 * H; ++j) rec[j] = Sigmoid(rec[j]);
+        SigmoidInPlace(rec, 2 * H);
         float* n = rec + 2 * H;
         const StridedMatrix rt_h{p.r + 2 * H * H, 1, H};
         const GemmEpilogue fresh;
         if (g.linear_before_reset) {
           Gemv(H, H, 1.0f, hb, 1, rt_h, n, fresh);
-          for (int64_t j = 0; j < H; ++j) {
-            const float rbh = p.rb != nullptr ? p.rb[2 * H + j] : 0.0f;
-            n[j] = tanhf(xrow[2 * H + j] + r[j] * (n[j] + rbh));
+          const float* rbh = p.rb != nullptr ? p.rb + 2 * H : nullptr;
+          if (rbh != nullptr) {
+            for (int64_t j = 0; j < H; ++j) n[j] += rbh[j];
           }
+          for (int64_t j = 0; j < H; ++j) n[j] = xrow[2 * H + j] + r[j] * n[j];
+          TanhInPlace(n, H);
         } else {
           for (int64_t j = 0; j < H; ++j) rh[j] = r[j] * hb[j];
           Gemv(H, H, 1.0f, rh, 1, rt_h, n, fresh);
-          for (int64_t j = 0; j < H; ++j) n[j] = tanhf(n[j] + xrow[2 * H + j]);
+          for (int64_t j = 0; j < H; ++j) n[j] += xrow[2 * H + j];
+          TanhInPlace(n, H);
         }
         for (int64_t j = 0; j < H; ++j) hb[j] = (1.0f - z[j]) * n[j] + z[j] * hb[j];
       }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernel_family.h"
+#include "kernel_math.h"
 #include "kernel_util.h"
 
 namespace baton {
@@ -21,33 +22,6 @@ namespace {
 
 constexpr int kLanes = 8;   // partial maxima and sums (one AVX2 register)
 constexpr int kBlock = 16;  // inner positions per pass when the axis is not last
-
-// exp(x) for x <= 0 (x - max), Cephes' expf: x = n ln2 + r, |r| <= ln2/2,
-// exp(r) by a degree-6 polynomial (~1 ulp), times 2^n built in the exponent
-// bits. Below -87.3 the result is 0 (exp underflows to denormals there; the
-// sum it joins is >= 1). Round-to-nearest by the 1.5 * 2^23 trick, which
-// needs no libm call and survives without -ffast-math.
-// A NaN (a NaN input, or inf - inf when a row holds +inf) is returned as is:
-// converting it to int below would be undefined (the fuzzer found it).
-inline float ExpNonPositive(float in) {
-  const bool nan = in != in;
-  const bool tiny = in < -87.3f;
-  const float x = (tiny || nan) ? -87.3f : in;
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof(scale));
-  return nan ? in : (tiny ? 0.0f : y * scale);
-}
 
 // The axis is the innermost dim: rows are contiguous.
 template <bool kLog>

@@ -1,0 +1,62 @@
+#pragma once
+// Branch-free float math the kernels' loops vectorize (GCC, no intrinsics):
+// exp of a non-positive argument, and sigmoid and tanh built on it. A file
+// whose loops use them is built with -fno-trapping-math (runtime/
+// CMakeLists.txt), so that the float selects if-convert. Internal to
+// baton_kernels; not for the per-ISA units (gemm/gemm_isa.inc).
+
+#include <stdint.h>
+#include <string.h>
+
+namespace baton {
+namespace kernels {
+
+// exp(x) for x <= 0 (x - max), Cephes' expf: x = n ln2 + r, |r| <= ln2/2,
+// exp(r) by a degree-6 polynomial (~1 ulp), times 2^n built in the exponent
+// bits. Below -87.3 the result is 0 (exp underflows to denormals there).
+// Round-to-nearest by the 1.5 * 2^23 trick, which needs no libm call and
+// survives without -ffast-math.
+// A NaN (a NaN input, or inf - inf when a softmax row holds +inf) is returned
+// as is: converting it to int below would be undefined (the fuzzer found it).
+inline float ExpNonPositive(float in) {
+  const bool nan = in != in;
+  const bool tiny = in < -87.3f;
+  const float x = (tiny || nan) ? -87.3f : in;
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof(scale));
+  return nan ? in : (tiny ? 0.0f : y * scale);
+}
+
+// 1 / (1 + exp(-x)) from exp(-|x|): no overflow, a NaN stays NaN.
+inline float SigmoidF(float x) {
+  const float e = ExpNonPositive(x < 0.0f ? x : -x);
+  const float s = 1.0f / (1.0f + e);
+  return x >= 0.0f ? s : e * s;
+}
+
+// tanh, Cephes' tanhf: an odd polynomial below |x| = 0.625 (no cancellation
+// near 0), (1 - e) / (1 + e) with e = exp(-2|x|) above.
+inline float TanhF(float x) {
+  const float a = x < 0.0f ? -x : x;
+  const float s = x * x;
+  const float small =
+      ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s +
+        1.33314422036e-1f) * s - 3.33332819422e-1f) * s * x + x;
+  const float e = ExpNonPositive(-2.0f * a);
+  const float big = (1.0f - e) / (1.0f + e);
+  return a < 0.625f ? small : (x < 0.0f ? -big : big);
+}
+
+}  // namespace kernels
+}  // namespace baton
