@@ -127,14 +127,33 @@ TEST(ConvWorkspaceTest, NeedsWorkspaceOnlyForIm2col) {
   a.kernel = {1, 1};
   a.pads = {0, 0, 0, 0};
   EXPECT_EQ(ConvWorkspace(a), 0u) << "1x1 stride 1 pad 0 reads its input in place";
+  // Depthwise: the channel-block path's workspace for this 8x8 plane (16
+  // lanes of the padded 10x10 input, 9 taps, a bias and the 8x8 outputs).
   a = ConvArgs{};
   a.w = {4, 1, 3, 3};
   a.y = {1, 4, 8, 8};
   a.group = 4;
-  EXPECT_EQ(ConvWorkspace(a), 0u) << "depthwise needs no workspace";
+  EXPECT_EQ(ConvWorkspace(a), (10u * 10 + 9 + 1 + 8 * 8) * 16 * sizeof(float));
   a.w = {8, 1, 3, 3};
   a.y = {1, 8, 8, 8};
-  EXPECT_EQ(ConvWorkspace(a), 0u) << "depthwise with multiplier 2 needs no workspace";
+  EXPECT_EQ(ConvWorkspace(a), (10u * 10 + 9 + 1 + 8 * 8) * 16 * sizeof(float))
+      << "multiplier 2: the same block";
+}
+
+// A depthwise layer prepares without a workspace too (a plan from before the
+// depthwise paths had one: it runs on the row path), and the phase-plane
+// workspace of a large plane stays within one L1 block: 16 rows of 114
+// padded columns (112 + pads) fit kDwBlockFloats = 4096 floats.
+TEST(ConvWorkspaceTest, DepthwiseWorkspaceOptionalAndBounded) {
+  ConvArgs a;
+  a.x = {1, 32, 112, 112};
+  a.w = {32, 1, 3, 3};
+  a.y = {1, 32, 112, 112};
+  a.group = 32;
+  KernelHarness none;
+  EXPECT_TRUE(PrepareConv(a, &none, 0).ok());
+  // rows = (4096 / 114 - 1 * 3) / 2 = 16; planes (16 + 3) x 114, accumulators 16 x 114.
+  EXPECT_EQ(ConvWorkspace(a), (19u * 114 + 16 * 114) * sizeof(float));
 }
 
 TEST(ConvWorkspaceTest, MissingOrSmallWorkspaceRejected) {
