@@ -146,7 +146,32 @@ void RunSoftmax(benchmark::State& state, int64_t rows, int64_t len, int axis) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// A unary activation over n floats (EfficientNet's largest SiLU: 96x112x112).
+void RunUnary(benchmark::State& state, schema::Op op, int64_t n) {
+  KernelHarness h;
+  const int x = h.AddTensor(DType::Float32, {n});
+  const int y = h.AddTensor(DType::Float32, {n});
+  Fill(&h, x, 9);
+  for (int64_t i = 0; i < n; ++i) h.F32(x)[i] *= 6.0f;
+  h.SetNode(op, {x}, {y}, schema::Params::NONE, nullptr);
+  if (!h.Prepare().ok()) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!h.Eval().ok()) state.SkipWithError("eval failed");
+  }
+  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // ------------------------------------------------------------ single layers
+BENCHMARK_CAPTURE(RunUnary, Sigmoid_1204224, schema::Op::Sigmoid, 96 * 112 * 112)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunUnary, Swish_1204224, schema::Op::Swish, 96 * 112 * 112)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunUnary, Tanh_1204224, schema::Op::Tanh, 96 * 112 * 112)
+    ->Unit(benchmark::kMicrosecond);
 // ViT-B/16 at 224: 12 heads x 197 queries, 197 keys; axis 0 of [1000, 64].
 BENCHMARK_CAPTURE(RunSoftmax, Softmax_vit_12x197x197, 12 * 197, 197, 1)
     ->Unit(benchmark::kMicrosecond);

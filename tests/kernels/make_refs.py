@@ -366,6 +366,7 @@ def build_cases(np, torch):
     add("elu_alpha", "Elu", [xu], [F.elu(fu, 0.3).numpy()], dict(type="ActivationParams", alpha=0.3))
     add("gelu", "Gelu", [xu], [F.gelu(fu).numpy()])
     add("mish", "Mish", [xu], [F.mish(fu).numpy()])
+    add("swish", "Swish", [xu], [F.silu(fu).numpy()])
 
     # ---------------------------------------------- Pow Max Min PRelu
     def binary_np(name, op, a, b, y, params=None):

@@ -317,7 +317,7 @@ TEST_F(KernelRefTest, Conv) { RunOps({"Conv"}); }
 TEST_F(KernelRefTest, Gemm) { RunOps({"Gemm"}); }
 TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
 
-// The GEMM-based ops once more with every instruction set this build and CPU
+// The GEMM-based ops (and the activations compiled with them) once more with every instruction set this build and CPU
 // have (their tile shapes, and so their edge cases, differ).
 TEST_F(KernelRefTest, GemmOpsEveryIsa) {
   const testing::IsaGuard restore;
@@ -327,7 +327,7 @@ TEST_F(KernelRefTest, GemmOpsEveryIsa) {
     SCOPED_TRACE(KernelIsaName(isa));
     ASSERT_TRUE(SelectKernelIsa(isa));
     EXPECT_EQ(ActiveKernelIsa(), isa);
-    RunOps({"Conv", "Gemm", "MatMul", "LSTM", "GRU"});
+    RunOps({"Conv", "Gemm", "MatMul", "LSTM", "GRU", "Sigmoid", "Tanh", "Swish"});
     ++ran;
   }
   EXPECT_GE(ran, 1);
@@ -423,7 +423,7 @@ TEST_F(KernelRefTest, Activations) {
 }
 TEST_F(KernelRefTest, UnaryMath) {
   RunOps({"Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu",
-          "Mish"});
+          "Mish", "Swish"});
 }
 TEST_F(KernelRefTest, PowMaxMinPRelu) { RunOps({"Pow", "Max", "Min", "PRelu"}); }
 TEST_F(KernelRefTest, Tile) { RunOps({"Tile"}); }

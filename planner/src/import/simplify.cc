@@ -715,6 +715,16 @@ Check FuseMish(Graph* graph) {
   });
 }
 
+// Swish(x) = x * Sigmoid(x) (SiLU: EfficientNet, YOLO), on float32 without
+// broadcasting. A squeeze-excitation gate, Mul(y, Sigmoid(x)) with y != x,
+// does not match.
+Check FuseSwish(Graph* graph) {
+  return FuseGatedMuls(graph, {"Sigmoid"}, "Swish", [&](const GatedMul& g, int m) {
+    return graph->tensors[g.x].dtype == DType::Float32 &&
+           graph->tensors[graph->nodes[m].outputs[0]].shape == graph->tensors[g.x].shape;
+  });
+}
+
 void RemoveUnusedTensors(Graph* graph) {
   std::vector<bool> used(graph->tensors.size(), false);
   for (const Node& node : graph->nodes) {
@@ -764,6 +774,7 @@ Check Simplify(Graph* graph) {
   BATON_TRY(FuseHardSwish(graph));
   BATON_TRY(FuseGelu(graph));
   BATON_TRY(FuseMish(graph));
+  BATON_TRY(FuseSwish(graph));
   BATON_TRY(LowerSmallestTopK(graph));
   BATON_TRY(FuseActivations(graph));
   RemoveUnusedTensors(graph);

@@ -1,5 +1,5 @@
 // Unary activations and unary float math (Sqrt, Exp, Log, Erf, Neg, Abs,
-// Reciprocal, Softplus, Elu, and the fused Gelu and Mish).
+// Reciprocal, Softplus, Elu, and the fused Gelu, Mish and Swish).
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +23,16 @@ Check InferGelu(InferContext& c) {
   if (c.node().GetString("approximate", "none") != "none") {
     return c.Err("Gelu approximate='" + c.node().GetString("approximate", "none") +
                  "' is not supported (only 'none', the erf form)");
+  }
+  return InferUnary(c);
+}
+
+// Swish (ONNX opset 24, or fused from Mul(x, Sigmoid(x))): alpha 1 only
+// (SiLU, what torch's nn.SiLU exports to).
+Check InferSwish(InferContext& c) {
+  if (c.node().GetFloat("alpha", 1.0f) != 1.0f) {
+    return c.Err("Swish alpha " + std::to_string(c.node().GetFloat("alpha", 1.0f)) +
+                 " is not supported (only 1, SiLU)");
   }
   return InferUnary(c);
 }
@@ -148,6 +158,7 @@ float AbsF(float x) { return std::fabs(x); }
 float ReciprocalF(float x) { return 1.0f / x; }
 float GeluF(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 float MishF(float x) { return x * std::tanh(Softplus(x)); }
+float SwishF(float x) { return x / (1.0f + std::exp(-x)); }
 
 Check EvalElu(const Node& node, const std::vector<const Tensor*>& inputs,
               const std::vector<Tensor*>& outputs) {
@@ -194,6 +205,7 @@ const OpDef kOps[] = {
     {"Elu", 1, 1, 1, 1, InferUnary, true, schema::Op::Elu, 1, LowerElu, nullptr, EvalElu, false},
     {"Gelu", 1, 1, 1, 1, InferGelu, true, schema::Op::Gelu, 1, nullptr, nullptr, EvalMap<GeluF>, false},
     {"Mish", 1, 1, 1, 1, InferUnary, true, schema::Op::Mish, 1, nullptr, nullptr, EvalMap<MishF>, false},
+    {"Swish", 1, 1, 1, 1, InferSwish, true, schema::Op::Swish, 1, nullptr, nullptr, EvalMap<SwishF>, false},
 };
 // clang-format on
 

@@ -136,6 +136,10 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
   Active().depthwise(g, x, w, bias, y, ws);
 }
 
+void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) {
+  Active().unary(fn, x, y, n);
+}
+
 void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lanes, int64_t mult,
                        const float* w, const float* bias, float* y, float* ws) {
   Active().depthwise_channels(g, x, m0, lanes, mult, w, bias, y, ws);

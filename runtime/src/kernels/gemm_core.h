@@ -152,7 +152,15 @@ struct GemmImpl {
   // output channel m; `ws` holds DepthwiseChannelFloats floats.
   void (*depthwise_channels)(const DwPlane& g, const float* x, int64_t m0, int64_t lanes,
                              int64_t mult, const float* w, const float* bias, float* y, float* ws);
+  // y[i] = f(x[i]) for i < n, f one of UnaryFn (kernel_math.h's forms).
+  void (*unary)(int fn, const float* x, float* y, int64_t n);
 };
+
+// The activations compiled per instruction set (GemmImpl::unary).
+enum UnaryFn : int { kUnarySigmoid = 0, kUnaryTanh = 1, kUnarySwish = 2 };
+
+// The active copy's unary map.
+void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n);
 
 // Floats of workspace DwPlane's blocking needs.
 inline int64_t DepthwisePlaneFloats(const DwPlane& g) {

@@ -3,10 +3,20 @@
 // exp of a non-positive argument, and sigmoid and tanh built on it. A file
 // whose loops use them is built with -fno-trapping-math (runtime/
 // CMakeLists.txt), so that the float selects if-convert. Internal to
-// baton_kernels; not for the per-ISA units (gemm/gemm_isa.inc).
+// baton_kernels. The functions have internal linkage (static), so the per-ISA
+// units (gemm/gemm_isa.inc) include this file too: each keeps its own copy,
+// compiled for its instruction set.
 
 #include <stdint.h>
 #include <string.h>
+
+// Marks a loop as carrying no dependence through memory (GCC's ivdep; clang
+// has no such pragma and vectorizes on its own checks).
+#if defined(__GNUC__) && !defined(__clang__)
+#define BATON_IVDEP _Pragma("GCC ivdep")
+#else
+#define BATON_IVDEP
+#endif
 
 namespace baton {
 namespace kernels {
@@ -18,7 +28,7 @@ namespace kernels {
 // survives without -ffast-math.
 // A NaN (a NaN input, or inf - inf when a softmax row holds +inf) is returned
 // as is: converting it to int below would be undefined (the fuzzer found it).
-inline float ExpNonPositive(float in) {
+static inline float ExpNonPositive(float in) {
   const bool nan = in != in;
   const bool tiny = in < -87.3f;
   const float x = (tiny || nan) ? -87.3f : in;
@@ -39,7 +49,7 @@ inline float ExpNonPositive(float in) {
 }
 
 // 1 / (1 + exp(-x)) from exp(-|x|): no overflow, a NaN stays NaN.
-inline float SigmoidF(float x) {
+static inline float SigmoidF(float x) {
   const float e = ExpNonPositive(x < 0.0f ? x : -x);
   const float s = 1.0f / (1.0f + e);
   return x >= 0.0f ? s : e * s;
@@ -47,7 +57,7 @@ inline float SigmoidF(float x) {
 
 // tanh, Cephes' tanhf: an odd polynomial below |x| = 0.625 (no cancellation
 // near 0), (1 - e) / (1 + e) with e = exp(-2|x|) above.
-inline float TanhF(float x) {
+static inline float TanhF(float x) {
   const float a = x < 0.0f ? -x : x;
   const float s = x * x;
   const float small =

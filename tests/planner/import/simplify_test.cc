@@ -714,6 +714,45 @@ TEST(FuseMishTest, Preconditions) {
   }
 }
 
+TEST(FuseSwishTest, MulOfSigmoidBothOrders) {
+  for (int order = 0; order < 2; ++order) {
+    Builder b;
+    b.Input("x", {1, 4, 3, 3});
+    b.Add("Sigmoid", "sig", {"x"}, {"s"});
+    b.Add("Mul", "mul", order ? std::vector<std::string>{"s", "x"} : std::vector<std::string>{"x", "s"},
+          {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Swish");
+    EXPECT_EQ(b.In("mul", 0), "x");
+  }
+}
+
+// A squeeze-excitation gate (the Sigmoid reads another tensor), a broadcast
+// gate and a Sigmoid read elsewhere stay as written.
+TEST(FuseSwishTest, Preconditions) {
+  {
+    Builder b;
+    b.Input("x", {1, 4, 3, 3});
+    b.Input("z", {1, 4, 3, 3});
+    b.Add("Sigmoid", "sig", {"z"}, {"s"});
+    b.Add("Mul", "mul", {"x", "s"}, {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Sigmoid Mul");
+  }
+  {
+    Builder b;
+    b.Input("x", {1, 4, 3, 3});
+    b.Add("Sigmoid", "sig", {"x"}, {"s"});
+    b.Add("Mul", "mul", {"x", "s"}, {"y"});
+    b.Output("y");
+    b.Output("s");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Sigmoid Mul");
+  }
+}
+
 // --- RemoveUnusedTensors and determinism -----------------------------------
 
 TEST(RemoveUnusedTensorsTest, KeepsOrderAndInputs) {

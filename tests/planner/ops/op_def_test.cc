@@ -23,7 +23,7 @@ const std::set<std::string> kEvaluable = {
     "Equal", "Greater", "Less", "Not", "And", "Where", "Cast", "Expand", "ConstantOfShape", "Range",
     "Ceil", "Floor", "ReduceProd", "Mod", "ScatterND",  // swin_t
     // issue 14 (float math; Max/Min/ReduceMax/ReduceMin also on integers)
-    "Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu", "Mish",
+    "Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu", "Mish", "Swish",
     "Pow", "Max", "Min", "PRelu", "Tile", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
     "ReduceL2", "ArgMax", "ArgMin", "TopK", "LogSoftmax",
 };

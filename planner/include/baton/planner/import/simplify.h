@@ -76,6 +76,10 @@ Check FuseGelu(Graph* graph);
 // the same sole-consumer conditions. The Mul keeps its name and output.
 Check FuseMish(Graph* graph);
 
+// Rewrites Mul(x, Sigmoid(x)) (either operand order) as Swish(x) (SiLU),
+// under the same sole-consumer conditions. The Mul keeps its name and output.
+Check FuseSwish(Graph* graph);
+
 // Rewrites TopK with largest=0 as Neg, TopK (largest), Neg of the values: the
 // plan's TopK always selects the largest. Exact (negation is exact), and
 // equal values keep index order either way. The TopK keeps its name.
@@ -94,7 +98,7 @@ Check LowerEinsum(Graph* graph, bool* lowered);
 void RemoveUnusedTensors(Graph* graph);
 
 // Runs InferShapes, RemoveIdentities, FoldConstants, CheckFoldOnlyOps, ResolveAutoPad,
-// FoldBatchNorm, FuseHardSwish, FuseGelu, FuseMish, LowerSmallestTopK, FuseActivations,
+// FoldBatchNorm, FuseHardSwish, FuseGelu, FuseMish, FuseSwish, LowerSmallestTopK, FuseActivations,
 // RemoveUnusedTensors, then
 // InferShapes and Validate again.
 Check Simplify(Graph* graph);
