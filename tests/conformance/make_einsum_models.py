@@ -11,6 +11,8 @@ models Baton must reject, and OUT_DIR/errors.txt lists "<file> <substring the
 error must contain>".
 """
 
+import fcntl
+import hashlib
 import os
 import sys
 
@@ -67,6 +69,25 @@ def einsum_model(equation, shapes, opset, node_name="einsum0"):
 
 def main():
     out_dir = sys.argv[1]
+    # The Einsum tests run in parallel (ctest -j), each calling this script:
+    # one writes the cases while the others wait on the lock, then find them
+    # written by this exact script (the .hash file) and touch nothing.
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with open(os.path.abspath(__file__), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        stamp = os.path.join(out_dir, ".hash")
+        if os.path.exists(stamp) and open(stamp).read() == digest:
+            return
+        if os.path.exists(stamp):
+            os.remove(stamp)
+        write_cases(out_dir)
+        with open(stamp, "w") as f:
+            f.write(digest)
+
+
+def write_cases(out_dir):
     os.makedirs(os.path.join(out_dir, "errors"), exist_ok=True)
     rng = np.random.default_rng(14)
     names = []

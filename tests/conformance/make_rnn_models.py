@@ -20,9 +20,11 @@ Two kinds of cases:
     below, itself checked against ONNX's own LSTM_Helper and GRU_Helper on
     the forward cases those helpers cover.
 Deterministic; skips all work when OUT_DIR/cases.txt was written by this
-exact script.
+exact script; concurrent runs (the tests run in parallel) wait on
+OUT_DIR.lock.
 """
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -285,6 +287,16 @@ def save_case(tmp, case, model_bytes, inputs, outputs, lines):
 
 def main():
     out_dir = sys.argv[1]
+    # The tests of one binary run in parallel (ctest -j), each calling this
+    # script: one generates while the others wait on the lock, then find the
+    # cases written and return without touching them.
+    os.makedirs(os.path.dirname(os.path.abspath(out_dir)), exist_ok=True)
+    with open(out_dir + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return generate(out_dir)
+
+
+def generate(out_dir):
     digest = script_hash()
     try:
         with open(os.path.join(out_dir, "cases.txt")) as f:
