@@ -40,6 +40,19 @@ inline const std::string& GraphDir() {
 
 inline std::string GraphPath(const std::string& graph) { return GraphDir() + "/" + graph + ".json"; }
 
+// Runs tests/conformance/<script> OUT_DIR once per test process, with
+// OUT_DIR = BATON_BINARY_DIR/conformance/<name> (output in OUT_DIR.log), and
+// returns OUT_DIR. The scripts skip work when their cases are current and
+// lock against the other tests of the binary running them at the same time.
+inline std::string ConformanceCases(const std::string& script, const std::string& name) {
+  const std::string d = std::string(BATON_BINARY_DIR) + "/conformance/" + name;
+  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                          "/tests/conformance/" + script + " " + d + " > " + d + ".log 2>&1";
+  std::system(("mkdir -p " + std::string(BATON_BINARY_DIR) + "/conformance").c_str());
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return d;
+}
+
 struct PlanSpec {
   PlanSpec(std::string model_path, std::string target_name = "cpu",
            std::vector<std::string> rules = {}, std::vector<std::string> splits = {},

@@ -14,15 +14,7 @@ namespace baton::test {
 namespace {
 
 std::string EinsumDir() {
-  static const std::string dir = [] {
-    const std::string d = std::string(BATON_BINARY_DIR) + "/conformance/einsum";
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/conformance/make_einsum_models.py " + d + " > " + d +
-                            ".log 2>&1";
-    std::system(("mkdir -p " + d).c_str());
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return d;
-  }();
+  static const std::string dir = ConformanceCases("make_einsum_models.py", "einsum");
   return dir;
 }
 

@@ -18,15 +18,7 @@ namespace baton::test {
 namespace {
 
 std::string RnnDir() {
-  static const std::string dir = [] {
-    const std::string d = std::string(BATON_BINARY_DIR) + "/conformance/rnn";
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/conformance/make_rnn_models.py " + d + " > " + d +
-                            ".log 2>&1";
-    std::system(("mkdir -p " + d).c_str());
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return d;
-  }();
+  static const std::string dir = ConformanceCases("make_rnn_models.py", "rnn");
   return dir;
 }
 
