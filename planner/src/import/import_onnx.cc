@@ -107,6 +107,10 @@ Result<Tensor> ConvertTensor(const onnx::TensorProto& proto, const std::string& 
     if (d < 0) return Fail("tensor '" + name + "' has a negative dim");
     t.shape.push_back(d);
   }
+  if (!ShapeFits(t.shape)) {
+    // Checked before elements() and bytes(), whose products would overflow.
+    return Fail("tensor '" + name + "' has dims whose product overflows 64 bits");
+  }
   const size_t n = static_cast<size_t>(t.elements());
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
@@ -746,8 +750,30 @@ bool RawDataWhole(const onnx::GraphProto& graph) {
   return true;
 }
 
+// ONNX 1.12's Conv/pool shape inference divides by the strides (and uses the
+// kernel and dilations) unchecked: a zero or negative value is a division by
+// zero inside libonnx (fuzz_onnx found it). Such models skip ONNX's
+// inference; our own checks reject them with a message.
+bool WindowAttrsPositive(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.name() == "strides" || attr.name() == "dilations" ||
+          attr.name() == "kernel_shape") {
+        for (int64_t v : attr.ints()) {
+          if (v <= 0) return false;
+        }
+      }
+      if (attr.has_g() && !WindowAttrsPositive(attr.g())) return false;
+      for (const onnx::GraphProto& g : attr.graphs()) {
+        if (!WindowAttrsPositive(g)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 void AddOnnxShapes(onnx::ModelProto* model) {
-  if (!RawDataWhole(model->graph())) return;
+  if (!RawDataWhole(model->graph()) || !WindowAttrsPositive(model->graph())) return;
   onnx::ModelProto inferred = *model;
   try {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
