@@ -64,7 +64,6 @@ Status ParseRnn(const KernelCall& call, bool lstm, RnnGeom* out) {
   g.gates = lstm ? 4 : 3;
   const uint32_t max_inputs = lstm ? 8 : 6;
   const uint32_t max_outputs = lstm ? 3 : 2;
-  BATON_KCHECK(call.num_inputs >= 3 && call.num_inputs <= max_inputs, "wrong number of inputs");
   BATON_KCHECK(call.num_outputs >= 1 && call.num_outputs <= max_outputs,
                "wrong number of outputs");
   for (uint32_t i = 0; i < call.num_inputs; ++i) {
