@@ -732,6 +732,60 @@ def build_cases(np, torch):
     add("expand_f32", "Expand", [x], [np.broadcast_to(x, (2, 3, 4)).copy()])
     add("expand_bool", "Expand", [n], [np.broadcast_to(n, (3, 4)).copy()])
     add("expand_i64_same", "Expand", [xi], [xi.copy()])
+
+    # ------------------------------------- QuantizeLinear, DequantizeLinear
+    # ONNX: y = saturate(rint(x / scale) + zero_point), rint rounding half to
+    # even, in float32 as ONNX Runtime computes it; NaN quantizes to the zero
+    # point (Baton's rule; ONNX leaves it undefined).
+    def quantize(x, scale, zp, axis, qtype):
+        shape = [1] * x.ndim
+        if scale.size > 1:
+            shape[axis] = scale.size
+        s = scale.reshape(shape).astype(np.float32)
+        z = (zp if zp is not None else np.zeros_like(scale, dtype=np.int64)).reshape(shape)
+        r = np.nan_to_num(x.astype(np.float32) / s, nan=0.0, posinf=1e9, neginf=-1e9)
+        info = np.iinfo(qtype)
+        return np.clip(np.rint(r).astype(np.float64) + z.astype(np.float64), info.min,
+                       info.max).astype(qtype)
+
+    def dequantize(x, scale, zp, axis):
+        shape = [1] * x.ndim
+        if scale.size > 1:
+            shape[axis] = scale.size
+        z = (zp.astype(np.int64) if zp is not None else np.zeros(scale.shape, np.int64))
+        diff = x.astype(np.int64) - z.reshape(shape)
+        return diff.astype(np.float32) * scale.reshape(shape).astype(np.float32)
+
+    ties = np.array([[0.25, 0.75, -0.25, -0.75, 1.25, 0.0],
+                     [300.0, -300.0, 1e30, -1e30, np.nan, 63.4]], dtype=np.float32)
+    s = np.array(0.5, dtype=np.float32)
+    for qt, zv in ((np.uint8, 128), (np.int8, -3)):
+        zp = np.array(zv, dtype=qt)
+        add(f"quantize_{np.dtype(qt).name}_tensor_ties", "QuantizeLinear", [ties, s, zp],
+            [quantize(ties, s, zp, 0, qt)])
+    add("quantize_no_zero_point", "QuantizeLinear", [ties, s], [quantize(ties, s, None, 0, np.uint8)])
+    xq = rand(2, 3, 4, scale=3.0)
+    s3 = np.array([0.02, 0.05, 0.011], dtype=np.float32)
+    z3 = np.array([-5, 0, 17], dtype=np.int8)
+    add("quantize_i8_axis1", "QuantizeLinear", [xq, s3, z3], [quantize(xq, s3, z3, 1, np.int8)],
+        dict(type="AxisParams", axis=1))
+    s4 = np.array([0.1, 0.02, 0.3, 0.07], dtype=np.float32)
+    z4 = np.array([0, 10, 250, 128], dtype=np.uint8)
+    add("quantize_u8_last_axis", "QuantizeLinear", [xq, s4, z4], [quantize(xq, s4, z4, 2, np.uint8)],
+        dict(type="AxisParams", axis=2))
+    u8 = rng.integers(0, 256, (2, 3, 4)).astype(np.uint8)
+    add("dequantize_u8_tensor", "DequantizeLinear", [u8, np.array(0.037, np.float32),
+                                                      np.array(131, np.uint8)],
+        [dequantize(u8, np.array(0.037, np.float32), np.array(131, np.uint8), 0)])
+    w8 = rng.integers(-128, 128, (4, 3, 3, 3)).astype(np.int8)
+    sw = np.array([0.01, 0.002, 0.3, 0.05], dtype=np.float32)
+    add("dequantize_i8_axis0", "DequantizeLinear", [w8, sw, np.zeros(4, np.int8)],
+        [dequantize(w8, sw, np.zeros(4, np.int8), 0)], dict(type="AxisParams", axis=0))
+    b32 = rng.integers(-2**20, 2**20, (4,)).astype(np.int32)
+    add("dequantize_i32_bias", "DequantizeLinear", [b32, sw], [dequantize(b32, sw, None, 0)],
+        dict(type="AxisParams", axis=0))
+    add("dequantize_i8_no_zero_point", "DequantizeLinear", [w8, np.array(0.25, np.float32)],
+        [dequantize(w8, np.array(0.25, np.float32), None, 0)])
     return cases
 
 

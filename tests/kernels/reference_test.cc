@@ -443,6 +443,7 @@ TEST_F(KernelRefTest, Gather) { RunOps({"Gather"}); }
 TEST_F(KernelRefTest, CompareAndLogic) { RunOps({"Equal", "Greater", "Less", "Not", "And"}); }
 TEST_F(KernelRefTest, Where) { RunOps({"Where"}); }
 TEST_F(KernelRefTest, CastAndExpand) { RunOps({"Cast", "Expand"}); }
+TEST_F(KernelRefTest, QuantizeDequantize) { RunOps({"QuantizeLinear", "DequantizeLinear"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
 TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }
 TEST_F(KernelRefTest, DepthSpace) { RunOps({"DepthToSpace", "SpaceToDepth"}); }

@@ -16,7 +16,8 @@ struct OpFamily {
 #define BATON_OP_FAMILIES(X)                                                              \
   X(Conv) X(Pool) X(Gemm) X(Matmul) X(Elementwise) X(Activation) X(Softmax) X(Reduce)     \
   X(Batchnorm) X(ConcatSplit) X(Slice) X(Pad) X(Transpose) X(Gather) X(Copy) X(Shape) \
-  X(Logic) X(ShapeMath) X(Tile) X(Norm) X(Resize) X(Einsum) X(Rnn)
+  X(Logic) X(ShapeMath) X(Tile) X(Norm) X(Resize) X(Einsum) X(Rnn) \
+  X(Quant)
 
 #define BATON_DECLARE_OP_FAMILY(name) extern const OpFamily k##name##Ops;
 BATON_OP_FAMILIES(BATON_DECLARE_OP_FAMILY)

@@ -80,7 +80,8 @@ struct KernelFamily {
   X(ConvTranspose)               \
   X(Resize)                      \
   X(Norm)                        \
-  X(Rnn)
+  X(Rnn)                         \
+  X(Quant)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "baton/planner/import/shapes.h"
@@ -445,6 +446,84 @@ TEST(FoldTest, ModByZeroAndScatterNDOutOfRange) {
     EXPECT_NE(c.error().find("ScatterND index 3 is out of range for dim 0 of size 3"),
               std::string::npos)
         << c.error();
+  }
+}
+
+// DequantizeLinear of a constant (a quantized weight, an int32 bias) folds to
+// float32; QuantizeLinear of a constant rounds half to even and saturates.
+// Values by hand.
+TEST(FoldTest, QuantizeDequantizeConstants) {
+  G b;
+  b.Input("x", {2, 2});
+  b.Const<int8_t>("w", DType::Int8, {2, 2}, {-128, 3, 127, -1});
+  b.F32("ws", {2}, {0.5f, 0.25f});
+  b.Const<int8_t>("wz", DType::Int8, {2}, {0, -1});
+  b.Add("DequantizeLinear", "dq_w", {"w", "ws", "wz"}, {"wd"}, {{"axis", IntAttr(0)}});
+  // row 0: (-128, 3) * 0.5; row 1: (127 + 1, -1 + 1) * 0.25
+  b.Const<int32_t>("bias", DType::Int32, {2}, {-7, 1000});
+  b.F32("bs", {}, {0.125f});
+  b.Add("DequantizeLinear", "dq_b", {"bias", "bs"}, {"bd"});
+  b.F32("f", {6}, {0.25f, 0.75f, -0.25f, 100.0f, -100.0f, 0.6f});
+  b.F32("s", {}, {0.5f});
+  b.Const<uint8_t>("z", DType::UInt8, {}, {10});
+  // f / 0.5 = 0.5, 1.5, -0.5, 200, -200, 1.2 -> rint 0, 2, -0, 200, -200, 1 -> + 10, saturate
+  b.Add("QuantizeLinear", "q_f", {"f", "s", "z"}, {"fq"});
+  b.Add("QuantizeLinear", "q_default", {"f", "s"}, {"fq0"});  // uint8, zero point 0
+  b.Add("MatMul", "mm", {"x", "wd"}, {"m"});
+  b.Add("Add", "add", {"m", "bd"}, {"y"});
+  b.Output("y");
+  ExpectOk(InferShapes(&b.g));
+  ExpectOk(FoldConstants(&b.g));
+  EXPECT_EQ(b.Ops(), "MatMul Add");
+  EXPECT_EQ(b.T("wd").dtype, DType::Float32);
+  EXPECT_EQ(b.T("wd").FloatData(), (std::vector<float>{-64.0f, 1.5f, 32.0f, 0.0f}));
+  EXPECT_EQ(b.T("bd").FloatData(), (std::vector<float>{-0.875f, 125.0f}));
+  EXPECT_EQ(b.T("fq").dtype, DType::UInt8);
+  EXPECT_EQ(b.Data<uint8_t>("fq"), (std::vector<uint8_t>{10, 12, 10, 210, 0, 11}));
+  EXPECT_EQ(b.Data<uint8_t>("fq0"), (std::vector<uint8_t>{0, 2, 0, 200, 0, 1}));
+}
+
+TEST(FoldTest, QuantizeDequantizeErrorsNameTheNode) {
+  struct Case {
+    const char* what;
+    std::function<void(G&)> build;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"per-axis scale of the wrong length",
+       [](G& b) {
+         b.F32("s", {3}, {1, 1, 1});
+         b.Add("QuantizeLinear", "q", {"x", "s"}, {"y"});
+       },
+       "node 'q': per-axis scale 's' [3] needs one value per index of axis 1 of 'x' [2,4]"},
+      {"int16 zero point",
+       [](G& b) {
+         b.F32("s", {}, {1});
+         b.Const<int32_t>("z", DType::Int32, {}, {0});
+         b.Add("QuantizeLinear", "q", {"x", "s", "z"}, {"y"});
+       },
+       "node 'q': zero point 'z' is int32; Baton quantizes to uint8 and int8"},
+      {"float input to DequantizeLinear",
+       [](G& b) {
+         b.F32("s", {}, {1});
+         b.Add("DequantizeLinear", "dq", {"x", "s"}, {"y"});
+       },
+       "node 'dq': input 'x' is float32; Baton dequantizes uint8, int8 and int32"},
+      {"blocked quantization",
+       [](G& b) {
+         b.F32("s", {2, 2}, {1, 1, 1, 1});
+         b.Add("QuantizeLinear", "q", {"x", "s"}, {"y"}, {{"block_size", IntAttr(2)}});
+       },
+       "node 'q': blocked quantization (block_size 2) is not supported"},
+  };
+  for (const Case& c : cases) {
+    G b;
+    b.Input("x", {2, 4});
+    c.build(b);
+    b.Output("y");
+    const Check check = InferShapes(&b.g);
+    ASSERT_FALSE(check.ok()) << c.what;
+    EXPECT_EQ(check.error(), c.message) << c.what;
   }
 }
 

@@ -26,6 +26,7 @@ const std::set<std::string> kEvaluable = {
     "Sqrt", "Exp", "Log", "Erf", "Neg", "Abs", "Reciprocal", "Softplus", "Elu", "Gelu", "Mish", "Swish",
     "Pow", "Max", "Min", "PRelu", "Tile", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
     "ReduceL2", "ArgMax", "ArgMin", "TopK", "LogSoftmax",
+    "QuantizeLinear", "DequantizeLinear",  // issue 15
 };
 
 TEST(OpDefTest, EveryPlanOpHasExactlyOneKernelDefinition) {

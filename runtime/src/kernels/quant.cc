@@ -1,0 +1,169 @@
+// QuantizeLinear and DequantizeLinear, per tensor or per axis (issue 15):
+//
+//   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)
+//   DequantizeLinear: y = (x - zero_point) * scale
+//
+// Inputs as in ONNX: x, scale (float32, one element or one per index of
+// AxisParams.axis), zero point (optional; the quantized dtype). Quantize
+// writes uint8 or int8; Dequantize reads uint8, int8 or int32. The arithmetic
+// is the planner's host evaluator's (planner/src/ops/quant.cc) and ONNX
+// Runtime's: a float division, rounding half to even, then the zero point,
+// then saturation; NaN quantizes to the zero point.
+
+#include <stdint.h>
+
+#include <limits>
+
+#include "kernel_family.h"
+#include "kernel_util.h"
+
+namespace baton {
+namespace kernels {
+namespace {
+
+// Rounds half to even under the default rounding mode: adding 1.5 * 2^23
+// leaves no fraction bits. Callers clamp |r| to 2^22 first (every such value
+// saturates anyway) and map NaN to 0.
+inline float RoundHalfEven(float r) {
+  const float kMagic = 12582912.0f;
+  return (r + kMagic) - kMagic;
+}
+
+inline float ClampForRounding(float r) {
+  const float kLimit = 4194304.0f;  // 2^22, beyond every 8-bit range plus zero point
+  r = r == r ? r : 0.0f;
+  r = r < -kLimit ? -kLimit : r;
+  return r > kLimit ? kLimit : r;
+}
+
+// The slices along the quantization axis: outer x count x inner elements.
+struct QuantLayout {
+  int64_t outer = 1;
+  int64_t count = 1;
+  int64_t inner = 1;
+};
+
+Status CheckQuantParams(const KernelCall& call, DType quantized, QuantLayout* layout) {
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& scale = call.inputs[1];
+  BATON_KCHECK(scale.dtype() == DType::Float32 && scale.rank() <= 1, "scale must be float32, 0-D or 1-D");
+  const TensorArg& zero_point = Input(call, 2);
+  if (zero_point.present()) {
+    BATON_KCHECK(zero_point.dtype() == quantized && zero_point.elements() == scale.elements(),
+                 "zero point must match scale and the quantized dtype");
+  }
+  BATON_KCHECK(SameShape(x, call.outputs[0]), "output shape mismatch");
+  QuantLayout l;
+  l.count = scale.elements();
+  l.inner = x.elements();
+  if (l.count != 1) {
+    const schema::AxisParams* p = call.node->params_as_AxisParams();
+    BATON_KCHECK(p != nullptr && p->axis() >= 0 && static_cast<uint32_t>(p->axis()) < x.rank(),
+                 "per-axis quantization needs AxisParams with an axis of the input");
+    const uint32_t axis = static_cast<uint32_t>(p->axis());
+    BATON_KCHECK(x.dim(axis) == l.count, "scale needs one value per index of the axis");
+    l.outer = DimProduct(x, 0, axis);
+    l.inner = DimProduct(x, axis + 1, x.rank());
+  }
+  if (layout != nullptr) *layout = l;
+  return Status::Ok();
+}
+
+template <typename Q>
+void QuantizeSlices(const QuantLayout& l, const float* x, const float* scale,
+                    const Q* zero_point, Q* y) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min());
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t c = 0; c < l.count; ++c) {
+      const float s = scale[c];
+      const float zp = zero_point != nullptr ? static_cast<float>(zero_point[c]) : 0.0f;
+      for (int64_t i = 0; i < l.inner; ++i) {
+        float v = RoundHalfEven(ClampForRounding(x[i] / s)) + zp;
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        y[i] = static_cast<Q>(static_cast<int32_t>(v));
+      }
+      x += l.inner;
+      y += l.inner;
+    }
+  }
+}
+
+template <typename Q>
+void DequantizeSlices(const QuantLayout& l, const Q* x, const float* scale, const Q* zero_point,
+                      float* y) {
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t c = 0; c < l.count; ++c) {
+      const float s = scale[c];
+      const int32_t zp = zero_point != nullptr ? static_cast<int32_t>(zero_point[c]) : 0;
+      for (int64_t i = 0; i < l.inner; ++i) {
+        y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - zp) * s;
+      }
+      x += l.inner;
+      y += l.inner;
+    }
+  }
+}
+
+Status QuantizePrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
+  const DType out = call.outputs[0].dtype();
+  BATON_KCHECK(call.inputs[0].dtype() == DType::Float32, "QuantizeLinear input must be float32");
+  BATON_KCHECK(out == DType::UInt8 || out == DType::Int8, "QuantizeLinear output must be uint8 or int8");
+  return CheckQuantParams(call, out, nullptr);
+}
+
+Status QuantizeEval(const KernelCall& call) {
+  QuantLayout l;
+  BATON_RETURN_IF_ERROR(CheckQuantParams(call, call.outputs[0].dtype(), &l));
+  const float* x = call.inputs[0].f32();
+  const float* scale = call.inputs[1].f32();
+  const void* zp = Input(call, 2).data;
+  if (call.outputs[0].dtype() == DType::Int8) {
+    QuantizeSlices(l, x, scale, static_cast<const int8_t*>(zp),
+                   static_cast<int8_t*>(call.outputs[0].data));
+  } else {
+    QuantizeSlices(l, x, scale, static_cast<const uint8_t*>(zp),
+                   static_cast<uint8_t*>(call.outputs[0].data));
+  }
+  return Status::Ok();
+}
+
+Status DequantizePrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
+  const DType in = call.inputs[0].dtype();
+  BATON_KCHECK(in == DType::UInt8 || in == DType::Int8 || in == DType::Int32,
+               "DequantizeLinear input must be uint8, int8 or int32");
+  BATON_KCHECK(call.outputs[0].dtype() == DType::Float32, "DequantizeLinear output must be float32");
+  return CheckQuantParams(call, in, nullptr);
+}
+
+Status DequantizeEval(const KernelCall& call) {
+  QuantLayout l;
+  const DType in = call.inputs[0].dtype();
+  BATON_RETURN_IF_ERROR(CheckQuantParams(call, in, &l));
+  const void* x = call.inputs[0].data;
+  const float* scale = call.inputs[1].f32();
+  const void* zp = Input(call, 2).data;
+  float* y = call.outputs[0].f32();
+  if (in == DType::Int8) {
+    DequantizeSlices(l, static_cast<const int8_t*>(x), scale, static_cast<const int8_t*>(zp), y);
+  } else if (in == DType::UInt8) {
+    DequantizeSlices(l, static_cast<const uint8_t*>(x), scale, static_cast<const uint8_t*>(zp), y);
+  } else {
+    DequantizeSlices(l, static_cast<const int32_t*>(x), scale, static_cast<const int32_t*>(zp), y);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+constexpr KernelEntry kQuantEntries[] = {
+    {Op::QuantizeLinear, kAllDeviceKinds, QuantizePrepare, QuantizeEval, nullptr},
+    {Op::DequantizeLinear, kAllDeviceKinds, DequantizePrepare, DequantizeEval, nullptr},
+};
+BATON_KERNEL_FAMILY(Quant, kQuantEntries);
+
+}  // namespace kernels
+}  // namespace baton
