@@ -800,6 +800,9 @@ Result<Graph> ImportModelBytes(const std::string& bytes) {
   // Before the supported-op check: the pattern's Pow and Sqrt need no
   // definition of their own.
   internal::FuseDecomposedLayerNorm(model.mutable_graph());
+  // QLinearConv, QLinearMatMul and com.microsoft's QLinear ops become their
+  // QDQ form, which Baton runs.
+  internal::LowerQLinearOps(model.mutable_graph());
 
   Importer importer;
   BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));

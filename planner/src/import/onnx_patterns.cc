@@ -268,4 +268,167 @@ int FuseDecomposedLayerNorm(onnx::GraphProto* graph) {
   return static_cast<int>(replacement.size());
 }
 
+namespace {
+
+// Builds the QDQ replacement of one QLinear node.
+class QdqBuilder {
+ public:
+  QdqBuilder(const GraphIndex& ix, std::set<std::string>* taken, const onnx::NodeProto& node)
+      : ix_(ix), taken_(taken), node_(node),
+        base_(node.name().empty() ? node.output(0) : node.name()) {}
+
+  const std::string& In(int i) const {
+    static const std::string kEmpty;
+    return i < node_.input_size() ? node_.input(i) : kEmpty;
+  }
+
+  // DequantizeLinear(x, scale, zero_point) with `axis` (nullopt: ONNX's default).
+  std::string Dequantize(const std::string& x, const std::string& scale,
+                         const std::string& zero_point, std::optional<int64_t> axis) {
+    onnx::NodeProto& n = Add("DequantizeLinear", "dequantize_" + x);
+    n.add_input(x);
+    n.add_input(scale);
+    if (!zero_point.empty()) n.add_input(zero_point);
+    if (axis) SetInt(&n, "axis", *axis);
+    return Output(&n, x + "_dequantized");
+  }
+
+  // The float op over `inputs`, with the QLinear node's attributes except
+  // those in `drop`.
+  std::string Op(const char* op, const std::vector<std::string>& inputs,
+                 const std::set<std::string>& drop = {}) {
+    onnx::NodeProto& n = Add(op, op);
+    for (const std::string& in : inputs) n.add_input(in);
+    for (const auto& a : node_.attribute()) {
+      if (!drop.count(a.name())) *n.add_attribute() = a;
+    }
+    return Output(&n, base_ + "_" + op);
+  }
+
+  // Mul(a, b) of two scales.
+  std::string Mul(const std::string& a, const std::string& b) {
+    onnx::NodeProto& n = Add("Mul", "bias_scale");
+    n.add_input(a);
+    n.add_input(b);
+    return Output(&n, base_ + "_bias_scale");
+  }
+
+  // QuantizeLinear(x, scale, zero_point) into the node's output.
+  void Quantize(const std::string& x, const std::string& scale, const std::string& zero_point) {
+    onnx::NodeProto& n = Add("QuantizeLinear", "quantize");
+    n.add_input(x);
+    n.add_input(scale);
+    if (!zero_point.empty()) n.add_input(zero_point);
+    n.add_output(node_.output(0));
+  }
+
+  std::vector<onnx::NodeProto> nodes;
+
+ private:
+  onnx::NodeProto& Add(const char* op, const std::string& suffix) {
+    nodes.emplace_back();
+    onnx::NodeProto& n = nodes.back();
+    n.set_op_type(op);
+    n.set_name(UniqueName(ix_, *taken_, base_ + "/" + suffix));
+    return n;
+  }
+  std::string Output(onnx::NodeProto* n, const std::string& base) {
+    const std::string name = UniqueName(ix_, *taken_, base);
+    n->add_output(name);
+    return name;
+  }
+  static void SetInt(onnx::NodeProto* n, const char* key, int64_t v) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+
+  const GraphIndex& ix_;
+  std::set<std::string>* taken_;
+  const onnx::NodeProto& node_;
+  std::string base_;
+};
+
+bool IsMicrosoftDomain(const std::string& domain) { return domain == "com.microsoft"; }
+
+int64_t IntAttr(const onnx::NodeProto& n, const char* key, int64_t fallback) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == key && a.type() == onnx::AttributeProto::INT) return a.i();
+  }
+  return fallback;
+}
+
+// The QDQ nodes of `node`, or nothing when it is not a QLinear op Baton
+// lowers (it is then reported as unsupported, as written).
+std::vector<onnx::NodeProto> LowerQLinear(const GraphIndex& ix, std::set<std::string>* taken,
+                                          const onnx::NodeProto& node) {
+  const std::string& op = node.op_type();
+  const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+  const bool ms = IsMicrosoftDomain(node.domain());
+  if (node.output_size() != 1) return {};
+  QdqBuilder b(ix, taken, node);
+  const int n = node.input_size();
+  if (default_domain && op == "QLinearConv" && (n == 8 || n == 9)) {
+    const std::string x = b.Dequantize(b.In(0), b.In(1), b.In(2), std::nullopt);
+    const std::string w = b.Dequantize(b.In(3), b.In(4), b.In(5), 0);
+    std::vector<std::string> inputs = {x, w};
+    if (n == 9 && !b.In(8).empty()) {
+      inputs.push_back(b.Dequantize(b.In(8), b.Mul(b.In(1), b.In(4)), "", 0));
+    }
+    b.Quantize(b.Op("Conv", inputs), b.In(6), b.In(7));
+  } else if (default_domain && op == "QLinearMatMul" && n == 8) {
+    const std::string a = b.Dequantize(b.In(0), b.In(1), b.In(2), -2);
+    const std::string m = b.Dequantize(b.In(3), b.In(4), b.In(5), -1);
+    b.Quantize(b.Op("MatMul", {a, m}), b.In(6), b.In(7));
+  } else if (ms && (op == "QLinearAdd" || op == "QLinearMul") && (n == 7 || n == 8)) {
+    const std::string a = b.Dequantize(b.In(0), b.In(1), b.In(2), std::nullopt);
+    const std::string c = b.Dequantize(b.In(3), b.In(4), b.In(5), std::nullopt);
+    b.Quantize(b.Op(op == "QLinearAdd" ? "Add" : "Mul", {a, c}), b.In(6), b.In(7));
+  } else if (ms && (op == "QLinearSigmoid" || op == "QLinearLeakyRelu" ||
+                    (op == "QLinearGlobalAveragePool" && IntAttr(node, "channels_last", 0) == 0)) &&
+             (n == 4 || n == 5)) {
+    const std::string x = b.Dequantize(b.In(0), b.In(1), b.In(2), std::nullopt);
+    const char* float_op = op == "QLinearSigmoid"     ? "Sigmoid"
+                           : op == "QLinearLeakyRelu" ? "LeakyRelu"
+                                                      : "GlobalAveragePool";
+    b.Quantize(b.Op(float_op, {x}, {"channels_last"}), b.In(3), b.In(4));
+  } else if (ms && op == "QLinearConcat" && n >= 5 && (n - 2) % 3 == 0) {
+    std::vector<std::string> parts;
+    for (int i = 2; i < n; i += 3) {
+      parts.push_back(b.Dequantize(b.In(i), b.In(i + 1), b.In(i + 2), std::nullopt));
+    }
+    b.Quantize(b.Op("Concat", parts), b.In(0), b.In(1));
+  } else {
+    return {};
+  }
+  return std::move(b.nodes);
+}
+
+}  // namespace
+
+int LowerQLinearOps(onnx::GraphProto* graph) {
+  const GraphIndex ix = Index(*graph);
+  std::set<std::string> taken;
+  std::map<int, std::vector<onnx::NodeProto>> lowered;
+  for (int i = 0; i < graph->node_size(); ++i) {
+    std::vector<onnx::NodeProto> qdq = LowerQLinear(ix, &taken, graph->node(i));
+    if (!qdq.empty()) lowered[i] = std::move(qdq);
+  }
+  if (lowered.empty()) return 0;
+  std::vector<onnx::NodeProto> kept;
+  for (int i = 0; i < graph->node_size(); ++i) {
+    auto it = lowered.find(i);
+    if (it == lowered.end()) {
+      kept.emplace_back();
+      kept.back().Swap(graph->mutable_node(i));
+      continue;
+    }
+    for (onnx::NodeProto& n : it->second) kept.push_back(std::move(n));
+  }
+  graph->clear_node();
+  for (onnx::NodeProto& n : kept) graph->add_node()->Swap(&n);
+  return static_cast<int>(lowered.size());
+}
+
 }  // namespace baton::planner::internal

@@ -18,4 +18,18 @@ namespace baton::planner::internal {
 // whose shapes are unknown is left as written. Returns the number fused.
 int FuseDecomposedLayerNorm(onnx::GraphProto* graph);
 
+// Replaces each operator-form quantized node by its QDQ form (issue 15,
+// docs/operators.md): DequantizeLinear of the quantized inputs, the float op,
+// QuantizeLinear of the output with the node's output scale and zero point.
+//   QLinearConv(x, xs, xz, w, ws, wz, ys, yz[, B]): w per output channel
+//     (axis 0); B (int32) is dequantized with scale xs * ws, zero point 0.
+//   QLinearMatMul(a, as, az, b, bs, bz, ys, yz): a per row, b per column.
+//   com.microsoft QLinearAdd, QLinearMul (A, As, Az, B, Bs, Bz, Cs, Cz),
+//   QLinearGlobalAveragePool (channels_last 0), QLinearSigmoid,
+//   QLinearLeakyRelu (X, Xs, Xz, Ys, Yz), QLinearConcat (Ys, Yz, then
+//   (X, Xs, Xz) per input).
+// Node attributes carry over (Conv's window, LeakyRelu's alpha, Concat's
+// axis); new tensors are named after the node. Returns the number lowered.
+int LowerQLinearOps(onnx::GraphProto* graph);
+
 }  // namespace baton::planner::internal

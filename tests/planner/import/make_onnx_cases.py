@@ -96,6 +96,37 @@ def cases():
                            direction="bidirectional", linear_before_reset=1)
     out["rnn_gru"] = model([gru], [vi("x", [3, 1, 4])], [vi("y", [3, 2, 1, 2])],
                            [f32("w", np.full((2, 6, 4), 0.1)), f32("r", np.full((2, 6, 2), 0.2))])
+    # Operator-form quantized nodes (issue 15), lowered to QDQ by the importer:
+    # QLinearConv with a per-channel weight and an int32 bias, QLinearMatMul,
+    # com.microsoft QLinearAdd and QLinearGlobalAveragePool; and a
+    # channels-last QLinearGlobalAveragePool, which stays unsupported.
+    def q(name, value, dtype):
+        return numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
+    qinits = [q("xs", 0.03, np.float32), q("xz", 120, np.uint8),
+              q("w", np.arange(2 * 3 * 9).reshape(2, 3, 3, 3) % 7 - 3, np.int8),
+              q("ws", [0.01, 0.02], np.float32), q("wz", [0, 0], np.int8),
+              q("b", [5, -9], np.int32), q("ys", 0.05, np.float32), q("yz", 100, np.uint8),
+              q("m", np.eye(4), np.int8), q("ms", 0.5, np.float32), q("mz", 0, np.int8),
+              q("gs", 0.04, np.float32), q("gz", 110, np.uint8)]
+    qnodes = [
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["c"],
+                         name="qconv", pads=[1, 1, 1, 1]),
+        helper.make_node("QLinearMatMul", ["c", "ys", "yz", "m", "ms", "mz", "ys", "yz"], ["mm"],
+                         name="qmm"),
+        helper.make_node("QLinearAdd", ["mm", "ys", "yz", "c", "ys", "yz", "ys", "yz"], ["a"],
+                         name="qadd", domain="com.microsoft"),
+        helper.make_node("QLinearGlobalAveragePool", ["a", "ys", "yz", "gs", "gz"], ["y"],
+                         name="qgap", domain="com.microsoft")]
+    m = model(qnodes, [vi("x", [1, 3, 4, 4], TensorProto.UINT8)],
+              [vi("y", [1, 2, 1, 1], TensorProto.UINT8)], qinits)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    out["qlinear_ops"] = m
+    last = helper.make_node("QLinearGlobalAveragePool", ["a", "ys", "yz", "gs", "gz"], ["y"],
+                            name="qgap_nhwc", domain="com.microsoft", channels_last=1)
+    m = model(qnodes[:3] + [last], [vi("x", [1, 3, 4, 4], TensorProto.UINT8)],
+              [vi("y", [1, 1, 1, 4], TensorProto.UINT8)], qinits)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    out["qlinear_channels_last"] = m
     # A fold-only op whose input is a graph input.
     out["constant_of_shape_dynamic"] = model(
         [helper.make_node("ConstantOfShape", ["s"], ["y"], name="cos",
