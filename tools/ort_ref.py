@@ -10,10 +10,13 @@ As a module:
     outputs, times = run_ort("model.onnx", {"input": x}, repeat=10)
     # outputs: {output name: ndarray}, in the model's output order;
     # times: per-inference ms of `repeat` runs after one warm-up ([] if 0)
+    outputs, _ = run_ort("model.onnx", {"input": x}, opt_level="disabled")
+    # ORT's graph optimizations off: a QDQ model runs as written
+    # (DequantizeLinear, float op, QuantizeLinear), not fused into QLinear*
 
 As a command:
     ort_ref.py MODEL.onnx OUT_DIR [--input NAME=FILE.npy]... [--repeat N]
-               [--profile FILE.json]
+               [--profile FILE.json] [--opt-level disabled|basic|extended|all]
 which is run.js's command line (it prints the output names, shapes and, with
 --repeat, the median and minimum latency).
 """
@@ -71,15 +74,21 @@ def _npy_name(name):
     return "".join(c if (c.isalnum() and c.isascii()) or c in "._-" else "_" for c in name)
 
 
-def run_ort(model, inputs, repeat=0, profile=None):
+OPT_LEVELS = ("disabled", "basic", "extended", "all")
+
+
+def run_ort(model, inputs, repeat=0, profile=None, opt_level="all"):
     """Runs `model` once on ONNX Runtime (CPU EP, intra/inter-op threads 1,
-    sequential, all graph optimizations) with `inputs` ({name: ndarray}).
+    sequential, graph optimization level `opt_level`, one of OPT_LEVELS) with
+    `inputs` ({name: ndarray}).
 
     Returns (outputs, times): outputs {name: ndarray} in the model's output
     order; times the per-inference ms of `repeat` timed runs after one
     warm-up ([] when repeat is 0). `profile`: a path to copy ORT's profiler
     trace (JSON) to. Raises OrtNotInstalled, or RuntimeError with run.js's
     message when ORT rejects the model or the inputs."""
+    if opt_level not in OPT_LEVELS:
+        raise ValueError(f"opt_level must be one of {', '.join(OPT_LEVELS)}, not {opt_level!r}")
     check_installed()
     with tempfile.TemporaryDirectory(prefix="baton-ort-") as tmp:
         cmd = ["node", RUN_JS, os.path.abspath(model), os.path.join(tmp, "out")]
@@ -91,6 +100,8 @@ def run_ort(model, inputs, repeat=0, profile=None):
             cmd += ["--repeat", str(int(repeat))]
         if profile:
             cmd += ["--profile", os.path.abspath(profile)]
+        if opt_level != "all":
+            cmd += ["--opt-level", opt_level]
         env = dict(os.environ, BATON_ORT_DIR=ort_dir())
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if r.returncode != 0:
@@ -122,6 +133,7 @@ def main(argv):
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     ap.add_argument("--repeat", type=int, default=0)
     ap.add_argument("--profile", metavar="FILE.json")
+    ap.add_argument("--opt-level", choices=OPT_LEVELS, default="all")
     args = ap.parse_args(argv)
     inputs = {}
     for spec in args.input:
@@ -134,7 +146,7 @@ def main(argv):
     if not os.path.exists(args.model):
         ap.error(f"model {args.model} does not exist")
     try:
-        outputs, times = run_ort(args.model, inputs, args.repeat, args.profile)
+        outputs, times = run_ort(args.model, inputs, args.repeat, args.profile, args.opt_level)
     except (OrtNotInstalled, RuntimeError) as e:
         sys.exit(str(e))
     os.makedirs(args.out_dir, exist_ok=True)

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Runs one ONNX model once on ONNX Runtime's CPU execution provider (one
-// thread, sequential, every graph optimization) and writes its outputs as
-// .npy files: Baton's reference and benchmark peer (docs/performance.md).
+// thread, sequential, every graph optimization unless --opt-level says
+// otherwise) and writes its outputs as .npy files: Baton's reference and
+// benchmark peer (docs/performance.md).
 //
 //   node tools/ort/run.js MODEL.onnx OUT_DIR [--input NAME=FILE.npy]...
 //                         [--repeat N] [--profile FILE.json]
+//                         [--opt-level disabled|basic|extended|all]
 //
 // Every graph input needs an --input. Each output is written to
 // OUT_DIR/<output name>.npy (characters other than [A-Za-z0-9._-] become _).
@@ -12,6 +14,10 @@
 // {"times": [ms, ...], "version": "1.30.0"} on stdout.
 // --profile FILE: ORT's profiler on for the session; its JSON trace (every
 // run: the written one, the warm-up, the timed ones) is copied to FILE.
+// --opt-level: ORT's graphOptimizationLevel (default all). 'disabled' runs
+// the graph node by node as written: a QDQ model's DequantizeLinear, float
+// op and QuantizeLinear one after another (float-simulated quantization),
+// where 'all' fuses them into integer kernels (QLinearConv...).
 //
 // onnxruntime-node is looked up in $BATON_ORT_DIR, then <repo>/build-ort
 // (tools/ort/install.sh installs it there), then Node's usual paths.
@@ -23,7 +29,9 @@ const path = require('path');
 
 const USAGE =
     'usage: node tools/ort/run.js MODEL.onnx OUT_DIR [--input NAME=FILE.npy]... ' +
-    '[--repeat N] [--profile FILE.json]';
+    '[--repeat N] [--profile FILE.json] [--opt-level disabled|basic|extended|all]';
+
+const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
 
 function fail(msg) {
   process.stderr.write(`run.js: ${msg}\n`);
@@ -111,7 +119,7 @@ function writeNpy(file, descr, dims, data) {
 // ---- arguments ----
 
 function parseArgs(argv) {
-  const args = {inputs: [], repeat: 0, profile: null, positional: []};
+  const args = {inputs: [], repeat: 0, profile: null, optLevel: 'all', positional: []};
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     const value = () => {
@@ -129,6 +137,12 @@ function parseArgs(argv) {
       args.repeat = Number(v);
     } else if (a === '--profile') {
       args.profile = value();
+    } else if (a === '--opt-level') {
+      const v = value();
+      if (!OPT_LEVELS.includes(v)) {
+        fail(`--opt-level wants one of ${OPT_LEVELS.join('|')}, got '${v}'`);
+      }
+      args.optLevel = v;
     } else if (a === '-h' || a === '--help') {
       process.stdout.write(USAGE + '\n');
       process.exit(0);
@@ -177,7 +191,7 @@ async function main() {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: args.optLevel,
   };
   if (args.profile) {
     profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ort-profile-'));
