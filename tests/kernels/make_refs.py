@@ -784,6 +784,10 @@ def build_cases(np, torch):
     b32 = rng.integers(-2**20, 2**20, (4,)).astype(np.int32)
     add("dequantize_i32_bias", "DequantizeLinear", [b32, sw], [dequantize(b32, sw, None, 0)],
         dict(type="AxisParams", axis=0))
+    extremes = np.array([-2**31, 2**31 - 1, 0, -5], dtype=np.int32)
+    zx = np.array(7, np.int32)
+    add("dequantize_i32_extremes", "DequantizeLinear", [extremes, np.array(0.5, np.float32), zx],
+        [((extremes.astype(np.int64) - 7).astype(np.float64) * 0.5).astype(np.float32)])
     add("dequantize_i8_no_zero_point", "DequantizeLinear", [w8, np.array(0.25, np.float32)],
         [dequantize(w8, np.array(0.25, np.float32), None, 0)])
     return cases

@@ -174,7 +174,7 @@ Check EvalDequantize(const Node& node, const std::vector<const Tensor*>& inputs,
     out.resize(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
       const int64_t k = index(static_cast<int64_t>(i));
-      out[i] = static_cast<float>(static_cast<int32_t>(v[i]) - static_cast<int32_t>(zp[k])) * s[k];
+      out[i] = static_cast<float>(static_cast<int64_t>(v[i]) - zp[k]) * s[k];
     }
   });
   internal::Store(out, outputs[0]);

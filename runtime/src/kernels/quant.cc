@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "kernel_family.h"
 #include "kernel_util.h"
@@ -90,15 +91,18 @@ void QuantizeSlices(const QuantLayout& l, const float* x, const float* scale,
   }
 }
 
+// The difference x - zero_point is exact in int32 for 8-bit inputs and in
+// int64 for int32 ones (no overflow), then converted to float once.
 template <typename Q>
 void DequantizeSlices(const QuantLayout& l, const Q* x, const float* scale, const Q* zero_point,
                       float* y) {
+  using Wide = typename std::conditional<sizeof(Q) == 4, int64_t, int32_t>::type;
   for (int64_t o = 0; o < l.outer; ++o) {
     for (int64_t c = 0; c < l.count; ++c) {
       const float s = scale[c];
-      const int32_t zp = zero_point != nullptr ? static_cast<int32_t>(zero_point[c]) : 0;
+      const Wide zp = zero_point != nullptr ? static_cast<Wide>(zero_point[c]) : 0;
       for (int64_t i = 0; i < l.inner; ++i) {
-        y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - zp) * s;
+        y[i] = static_cast<float>(static_cast<Wide>(x[i]) - zp) * s;
       }
       x += l.inner;
       y += l.inner;
