@@ -541,7 +541,275 @@ int AddFloatTensor(Graph* graph, const std::string& base) {
   return graph->AddTensor(std::move(t));
 }
 
+// ---- Integer ops from QDQ groups (issue 15) ----
+
+// Values of an integer or bool constant, widened.
+std::vector<int64_t> IntValues(const Tensor& t) {
+  std::vector<int64_t> out(static_cast<size_t>(t.elements()));
+  const size_t size = DTypeBytes(t.dtype);
+  if (t.data.size() < out.size() * size) return {};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint8_t* p = t.data.data() + i * size;
+    switch (t.dtype) {
+      case DType::Int8:
+        out[i] = static_cast<int8_t>(*p);
+        break;
+      case DType::UInt8:
+      case DType::Bool:
+        out[i] = *p;
+        break;
+      case DType::Int32: {
+        int32_t v;
+        std::memcpy(&v, p, sizeof(v));
+        out[i] = v;
+        break;
+      }
+      case DType::Int64: {
+        int64_t v;
+        std::memcpy(&v, p, sizeof(v));
+        out[i] = v;
+        break;
+      }
+      case DType::Float32:
+        return {};
+    }
+  }
+  return out;
+}
+
+// A DequantizeLinear that produced tensor `t`, with constant scale and zero
+// point: `q` the quantized tensor, scale/zero the (possibly absent: -1)
+// inputs, `axis` normalized.
+struct DqSource {
+  int node = -1;
+  int q = -1, scale = -1, zero = -1;
+  int64_t axis = 1;
+};
+
+std::optional<DqSource> DequantizedFrom(const Graph& graph, const std::vector<int>& producer,
+                                        int t) {
+  if (t < 0 || producer[t] < 0) return std::nullopt;
+  const Node& dq = graph.nodes[producer[t]];
+  if (dq.op != "DequantizeLinear" || dq.inputs.size() < 2 || dq.inputs[0] < 0 ||
+      dq.inputs[1] < 0) {
+    return std::nullopt;
+  }
+  DqSource s;
+  s.node = producer[t];
+  s.q = dq.inputs[0];
+  s.scale = dq.inputs[1];
+  s.zero = internal::HasInput(dq, 2) ? dq.inputs[2] : -1;
+  if (!IsConstant(graph, s.scale) || (s.zero >= 0 && !IsConstant(graph, s.zero))) {
+    return std::nullopt;
+  }
+  const DType d = graph.tensors[s.q].dtype;
+  if (d != DType::UInt8 && d != DType::Int8 && d != DType::Int32) return std::nullopt;
+  s.axis = internal::NormalizeAxis(dq.GetInt("axis", 1), graph.tensors[s.q].shape.size());
+  return s;
+}
+
+// A one-element constant zero point of `dtype`, or `zero` itself.
+int ZeroPointOr(Graph* graph, int zero, DType dtype, int64_t count, const std::string& base) {
+  if (zero >= 0) return zero;
+  Tensor t;
+  t.name = UniqueTensorName(*graph, base);
+  t.dtype = dtype;
+  t.shape = count == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{count};
+  t.shape_known = true;
+  t.is_constant = true;
+  t.data.assign(static_cast<size_t>(count) * DTypeBytes(dtype), 0);
+  return graph->AddTensor(std::move(t));
+}
+
+// The weight side of a fusion: a constant 8-bit weight dequantized per
+// tensor or per output channel (`channel_axis` of the weight, `channels`
+// of them). Returns false when the pattern does not hold.
+bool QuantizedWeight(const Graph& graph, const DqSource& w, int64_t channel_axis,
+                     int64_t channels) {
+  const Tensor& q = graph.tensors[w.q];
+  if (!q.is_constant || (q.dtype != DType::Int8 && q.dtype != DType::UInt8)) return false;
+  const int64_t n = graph.tensors[w.scale].elements();
+  return n == 1 || (n == channels && w.axis == channel_axis);
+}
+
+// A constant int32 bias dequantized with zero point 0 and scale x_scale *
+// w_scale (per channel), which the integer kernels add to the accumulator.
+bool QuantizedBias(const Graph& graph, const DqSource& b, float x_scale,
+                   const std::vector<float>& w_scale, int64_t channels) {
+  const Tensor& q = graph.tensors[b.q];
+  if (!q.is_constant || q.dtype != DType::Int32 || q.shape != std::vector<int64_t>{channels}) {
+    return false;
+  }
+  if (b.zero >= 0) {
+    for (int64_t z : IntValues(graph.tensors[b.zero])) {
+      if (z != 0) return false;
+    }
+  }
+  const std::vector<float> bs = graph.tensors[b.scale].FloatData();
+  if (bs.size() != 1 && static_cast<int64_t>(bs.size()) != channels) return false;
+  for (int64_t c = 0; c < channels; ++c) {
+    const float want = x_scale * w_scale[w_scale.size() == 1 ? 0 : c];
+    const float got = bs[bs.size() == 1 ? 0 : c];
+    if (std::fabs(got - want) > 1e-6f * std::fabs(want)) return false;
+  }
+  return true;
+}
+
+// Fuses the QDQ group ending at QuantizeLinear node `qn`:
+//   DequantizeLinear(x) -> Conv(., DequantizeLinear(w const)[, DequantizeLinear(b const)])
+//     [-> Relu | Clip] -> QuantizeLinear  =>  QLinearConv
+//   DequantizeLinear(a) -> MatMul(., DequantizeLinear(w const)) or
+//     Gemm(., DequantizeLinear(w const)[, DequantizeLinear(b const)]) (alpha = beta = 1,
+//     transA = 0) [-> Relu | Clip] -> QuantizeLinear  =>  QLinearMatMul
+// with per-tensor activations, per-tensor or per-output-channel weights. The
+// DequantizeLinear nodes stay for their other readers (FoldConstants and
+// RemoveDeadNodes take the rest).
+Check FuseQLinearAt(Graph* graph, int qn) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const Node& q = graph->nodes[qn];
+  if (q.op != "QuantizeLinear" || q.inputs.size() < 2 || q.outputs.size() != 1 ||
+      q.inputs[0] < 0 || !IsConstant(*graph, q.inputs[1]) ||
+      graph->tensors[q.inputs[1]].elements() != 1 ||
+      (internal::HasInput(q, 2) && !IsConstant(*graph, q.inputs[2]))) {
+    return Check();
+  }
+  const std::vector<int> producer = graph->Producers();
+  int op_out = q.inputs[0];
+  int p = producer[op_out];
+  if (p < 0 || SoleReader(*graph, op_out) != qn) return Check();
+  std::optional<std::pair<float, float>> clamp;
+  int act = -1;
+  if (graph->nodes[p].op == "Relu" || graph->nodes[p].op == "Clip") {
+    const Node& a = graph->nodes[p];
+    float lo = 0.0f, hi = kInf;
+    if (a.op == "Clip") {
+      std::optional<float> min_in, max_in;
+      if (!ConstScalar(*graph, a, 1, &min_in) || !ConstScalar(*graph, a, 2, &max_in)) {
+        return Check();
+      }
+      lo = min_in ? *min_in : a.GetFloat("min", -kInf);
+      hi = max_in ? *max_in : a.GetFloat("max", kInf);
+    }
+    if (!(lo <= hi) || a.inputs.empty() || a.inputs[0] < 0) return Check();
+    clamp = std::make_pair(lo, hi);
+    act = p;
+    op_out = a.inputs[0];
+    p = producer[op_out];
+    if (p < 0 || SoleReader(*graph, op_out) != act) return Check();
+  }
+  const Node& op = graph->nodes[p];
+  const bool conv = op.op == "Conv";
+  const bool gemm = op.op == "Gemm";
+  if ((!conv && !gemm && op.op != "MatMul") || op.outputs.size() != 1 || op.clamp) {
+    return Check();
+  }
+  if (gemm && (op.GetFloat("alpha", 1.0f) != 1.0f || op.GetFloat("beta", 1.0f) != 1.0f ||
+               op.GetInt("transA", 0) != 0)) {
+    return Check();
+  }
+  const std::optional<DqSource> x = DequantizedFrom(*graph, producer, op.inputs[0]);
+  const std::optional<DqSource> w =
+      op.inputs.size() > 1 ? DequantizedFrom(*graph, producer, op.inputs[1]) : std::nullopt;
+  if (!x || !w) return Check();
+  const Tensor& xq = graph->tensors[x->q];
+  if ((xq.dtype != DType::UInt8 && xq.dtype != DType::Int8) ||
+      graph->tensors[x->scale].elements() != 1) {
+    return Check();
+  }
+  // The integer kernels: 1-D and 2-D convolutions; products of a [.., M, K].
+  if (conv ? (xq.shape.size() != 3 && xq.shape.size() != 4) : xq.shape.size() < 2) return Check();
+  const Tensor& wq = graph->tensors[w->q];
+  const bool trans_b = gemm && op.GetInt("transB", 0) != 0;
+  if (!conv && wq.shape.size() != 2) return Check();
+  const int64_t channel_axis = conv ? 0 : (trans_b ? 0 : 1);
+  const int64_t channels = wq.shape.empty() ? 0 : wq.shape[static_cast<size_t>(channel_axis)];
+  if (!QuantizedWeight(*graph, *w, channel_axis, channels)) return Check();
+  int bias = -1;
+  if (op.inputs.size() > 2 && op.inputs[2] >= 0) {
+    const std::optional<DqSource> b = DequantizedFrom(*graph, producer, op.inputs[2]);
+    if (!b || !QuantizedBias(*graph, *b, graph->tensors[x->scale].FloatData()[0],
+                             graph->tensors[w->scale].FloatData(), channels)) {
+      return Check();
+    }
+    bias = b->q;
+  }
+  const int y = q.outputs[0];
+  const std::string name = op.name;
+  Node fused;
+  fused.op = conv ? "QLinearConv" : "QLinearMatMul";
+  fused.name = name;
+  if (conv) {
+    fused.attrs = op.attrs;
+  } else if (trans_b) {
+    Attr t;
+    t.kind = Attr::Kind::kInt;
+    t.i = 1;
+    fused.attrs["transB"] = t;
+  }
+  fused.clamp = clamp;
+  const int y_scale = q.inputs[1];
+  const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
+  const int xs = x->scale, xz = x->zero, xqi = x->q, wqi = w->q, ws = w->scale, wz = w->zero;
+  const DType x_dtype = xq.dtype, w_dtype = wq.dtype;
+  const int64_t w_count = graph->tensors[ws].elements();
+  const int act_node = act;
+  fused.inputs = {xqi,
+                  xs,
+                  ZeroPointOr(graph, xz, x_dtype, 1, name + "_x_zero_point"),
+                  wqi,
+                  ws,
+                  ZeroPointOr(graph, wz, w_dtype, w_count, name + "_w_zero_point"),
+                  y_scale,
+                  ZeroPointOr(graph, y_zero, DType::UInt8, 1, name + "_y_zero_point")};
+  if (bias >= 0) fused.inputs.push_back(bias);
+  fused.outputs = {y};
+  // `graph->nodes` may not grow here (RewriteEachNode holds indices): the
+  // fused node replaces the QuantizeLinear; the op and activation die.
+  KillNode(&graph->nodes[p]);
+  if (act_node >= 0) KillNode(&graph->nodes[act_node]);
+  graph->nodes[qn] = std::move(fused);
+  return Check();
+}
+
+// A Cast to the dtype its input already has is an Identity (torch exports
+// QuantizeLinear -> Cast(uint8) -> DequantizeLinear).
+void RenameNoOpCasts(Graph* graph) {
+  for (Node& node : graph->nodes) {
+    if (node.op != "Cast" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) {
+      continue;
+    }
+    if (graph->tensors[node.inputs[0]].dtype == graph->tensors[node.outputs[0]].dtype) {
+      node.op = "Identity";
+      node.attrs.clear();
+    }
+  }
+}
+
+// Drops DequantizeLinear nodes no one reads any more (after FuseQLinear).
+void RemoveUnreadDequantize(Graph* graph) {
+  const auto consumers = Consumers(*graph);
+  for (Node& node : graph->nodes) {
+    if (node.op != "DequantizeLinear" || node.outputs.size() != 1) continue;
+    const int out = node.outputs[0];
+    if (consumers[out].empty() && !IsGraphOutput(*graph, out)) KillNode(&node);
+  }
+  EraseDeadNodes(graph);
+}
+
 }  // namespace
+
+Check FuseQLinear(Graph* graph) {
+  RenameNoOpCasts(graph);
+  BATON_TRY(RemoveIdentities(graph));
+  // Everything but DequantizeLinear folds first (torch's zero points are
+  // Cast(ConstantOfShape) chains), so that the weights stay quantized.
+  BATON_TRY(RewriteEachNode(graph, [](Graph* g, int n) {
+    return g->nodes[n].op == "DequantizeLinear" ? Check() : FoldConstantAt(g, n);
+  }));
+  BATON_TRY(RewriteEachNode(graph, FuseQLinearAt));
+  RemoveUnreadDequantize(graph);
+  return Check();
+}
 
 Check RemoveIdentities(Graph* graph) {
   for (size_t n = 0; n < graph->nodes.size(); ++n) {
@@ -767,6 +1035,7 @@ Check Simplify(Graph* graph) {
   BATON_TRY(LowerEinsum(graph, &lowered));
   if (lowered) BATON_TRY(InferShapes(graph));
   BATON_TRY(RemoveIdentities(graph));
+  BATON_TRY(FuseQLinear(graph));
   BATON_TRY(FoldConstants(graph));
   BATON_TRY(CheckFoldOnlyOps(*graph));
   BATON_TRY(ResolveAutoPad(graph));

@@ -12,33 +12,27 @@
 namespace baton::planner {
 namespace {
 
-Check InferConv(InferContext& c) {
-  BATON_TRY(c.RequireFloat(0));
-  BATON_TRY(c.RequireFloat(1));
-  BATON_TRY(c.RequireMinRank(0, 3));
-  const Shape& x = c.S(0);
-  const Shape& w = c.S(1);
+// The output shape of a convolution of input `xi` with weight `wi` (Conv:
+// 0 and 1; QLinearConv: 0 and 3), checking ranks, groups and the window.
+Result<Shape> ConvOutputShape(InferContext& c, int xi, int wi) {
+  BATON_TRY(c.RequireMinRank(xi, 3));
+  const Shape& x = c.S(xi);
+  const Shape& w = c.S(wi);
   const size_t r = x.size() - 2;
   if (w.size() != x.size()) {
-    return c.Err("weight " + c.Desc(1) + " does not match the rank of input " + c.Desc(0));
+    return c.Err("weight " + c.Desc(wi) + " does not match the rank of input " + c.Desc(xi));
   }
   const int64_t group = c.node().GetInt("group", 1);
   if (group <= 0) return c.Err("attribute 'group' must be positive");
   if (x[1] != w[1] * group || w[0] % group != 0) {
-    return c.Err("input " + c.Desc(0) + " has " + std::to_string(x[1]) + " channels but weight " +
-                 c.Desc(1) + " with group " + std::to_string(group) + " expects " +
-                 std::to_string(w[1] * group));
-  }
-  if (c.Has(2)) {
-    BATON_TRY(c.RequireFloat(2));
-    if (c.S(2) != Shape{w[0]}) {
-      return c.Err("bias " + c.Desc(2) + " must have shape [" + std::to_string(w[0]) + "]");
-    }
+    return c.Err("input " + c.Desc(xi) + " has " + std::to_string(x[1]) +
+                 " channels but weight " + c.Desc(wi) + " with group " + std::to_string(group) +
+                 " expects " + std::to_string(w[1] * group));
   }
   const Shape kernel(w.begin() + 2, w.end());
   if (c.node().FindAttr("kernel_shape") != nullptr && c.node().GetInts("kernel_shape") != kernel) {
     return c.Err("attribute 'kernel_shape' " + ShapeString(c.node().GetInts("kernel_shape")) +
-                 " disagrees with weight " + c.Desc(1));
+                 " disagrees with weight " + c.Desc(wi));
   }
   const Shape strides = AttrOr(c.node(), "strides", r, 1);
   const Shape dilations = AttrOr(c.node(), "dilations", r, 1);
@@ -51,16 +45,51 @@ Check InferConv(InferContext& c) {
   for (size_t i = 0; i < r; ++i) {
     int64_t span = spatial[i] + (*pads)[i] + (*pads)[i + r] - dilations[i] * (kernel[i] - 1) - 1;
     if (span < 0) {
-      return c.Err("kernel " + ShapeString(kernel) + " is larger than padded input " + c.Desc(0));
+      return c.Err("kernel " + ShapeString(kernel) + " is larger than padded input " +
+                   c.Desc(xi));
     }
     out.push_back(span / strides[i] + 1);
   }
+  return out;
+}
+
+// A bias input `bi` of shape [M], M the weight's output channels.
+Check CheckConvBias(InferContext& c, int bi, int wi, DType dtype) {
+  if (!c.Has(bi)) return Check();
+  BATON_TRY(c.RequireDType(bi, dtype));
+  if (c.S(bi) != Shape{c.S(wi)[0]}) {
+    return c.Err("bias " + c.Desc(bi) + " must have shape [" + std::to_string(c.S(wi)[0]) + "]");
+  }
+  return Check();
+}
+
+Check InferConv(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(c.RequireFloat(1));
+  BATON_ASSIGN_OR_RETURN(Shape out, ConvOutputShape(c, 0, 1));
+  BATON_TRY(CheckConvBias(c, 2, 1, DType::Float32));
   c.Output(DType::Float32, out);
   return Check();
 }
 
+// QLinearConv (the planner's fusion of DequantizeLinear -> Conv [-> Relu/Clip]
+// -> QuantizeLinear, docs/operators.md): ONNX's inputs x, x_scale,
+// x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B; the
+// output has y_zero_point's dtype.
+Check InferQLinearConv(InferContext& c) {
+  BATON_TRY(CheckQLinearInputs(c, 0, 3, 6));
+  BATON_ASSIGN_OR_RETURN(Shape out, ConvOutputShape(c, 0, 3));
+  const int64_t m = c.S(3)[0];
+  if (c.In(4).elements() != 1 && c.S(4) != Shape{m}) {
+    return c.Err("w_scale " + c.Desc(4) + " must have 1 or " + std::to_string(m) + " elements");
+  }
+  BATON_TRY(CheckConvBias(c, 8, 3, DType::Int32));
+  c.Output(c.In(7).dtype, out);
+  return Check();
+}
+
 Result<LoweredParams> LowerConv(flatbuffers::FlatBufferBuilder* b, const Graph& g, const Node& n) {
-  const Tensor& w = internal::InputTensor(g, n, 1);
+  const Tensor& w = internal::InputTensor(g, n, n.op == "QLinearConv" ? 3 : 1);
   BATON_ASSIGN_OR_RETURN(internal::Window win,
                          internal::LowerWindow(g, n, Shape(w.shape.begin() + 2, w.shape.end())));
   const std::unique_ptr<schema::Clamp> clamp = internal::FusedClamp(n);
@@ -228,6 +257,7 @@ double ConvTransposeMacs(const schema::Plan& plan, const schema::Node& node, dou
 // clang-format off
 const OpDef kOps[] = {
     {"Conv", 2, 3, 1, 1, InferConv, true, schema::Op::Conv, 3, LowerConv, ConvMacs, nullptr, false},
+    {"QLinearConv", 8, 9, 1, 1, InferQLinearConv, true, schema::Op::QLinearConv, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"ConvTranspose", 2, 3, 1, 1, InferConvTranspose, true, schema::Op::ConvTranspose, 3, LowerConvTranspose, ConvTransposeMacs, nullptr, false},
 };
 // clang-format on

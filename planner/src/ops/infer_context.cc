@@ -60,4 +60,54 @@ Check CheckSpatial(const InferContext& c, const char* key, const Shape& v, size_
   return Check();
 }
 
+namespace {
+
+bool IsQuantizedDType(DType d) { return d == DType::UInt8 || d == DType::Int8; }
+
+// Input i is a quantized (uint8/int8) tensor.
+Check RequireQuantized(const InferContext& c, int i, const char* role) {
+  if (!c.Has(i)) return c.Err(std::string(role) + " is missing");
+  if (!IsQuantizedDType(c.In(i).dtype)) {
+    return c.Err(std::string(role) + " " + c.Name(i) + " is " + DTypeName(c.In(i).dtype) +
+                 ", expected uint8 or int8");
+  }
+  return Check();
+}
+
+// Input i is a float32 scale of one element (or any count when !single).
+Check RequireScale(const InferContext& c, int i, bool single) {
+  if (!c.Has(i)) return c.Err("scale input " + std::to_string(i) + " is missing");
+  BATON_TRY(c.RequireFloat(i));
+  if (c.Rank(i) > 1 || (single && c.In(i).elements() != 1)) {
+    return c.Err("scale " + c.Desc(i) + " must have one element");
+  }
+  return Check();
+}
+
+// Input i is the zero point of quantized input `q` with scale `scale`.
+Check RequireZeroPoint(const InferContext& c, int i, int q, int scale) {
+  if (!c.Has(i)) return c.Err("zero point input " + std::to_string(i) + " is missing");
+  BATON_TRY(c.RequireDType(i, c.In(q).dtype));
+  if (c.In(i).elements() != c.In(scale).elements() || c.Rank(i) > 1) {
+    return c.Err("zero point " + c.Desc(i) + " must match scale " + c.Desc(scale));
+  }
+  return Check();
+}
+
+}  // namespace
+
+Check CheckQLinearInputs(InferContext& c, int x, int w, int y) {
+  BATON_TRY(RequireQuantized(c, x, "input"));
+  BATON_TRY(RequireScale(c, x + 1, true));
+  BATON_TRY(RequireZeroPoint(c, x + 2, x, x + 1));
+  BATON_TRY(RequireQuantized(c, w, "weight"));
+  BATON_TRY(RequireScale(c, w + 1, false));
+  BATON_TRY(RequireZeroPoint(c, w + 2, w, w + 1));
+  BATON_TRY(RequireScale(c, y, true));
+  if (!c.Has(y + 1)) return c.Err("output zero point is missing");
+  BATON_TRY(RequireQuantized(c, y + 1, "output zero point"));
+  if (c.In(y + 1).elements() != 1) return c.Err("output zero point must have one element");
+  return Check();
+}
+
 }  // namespace baton::planner

@@ -68,6 +68,14 @@ class InferContext {
 // Attribute `key` of `node`, or n copies of `fallback` when absent.
 internal::Shape AttrOr(const Node& node, const char* key, size_t n, int64_t fallback);
 
+// The quantized operands of QLinearConv and QLinearMatMul: input `x` (uint8
+// or int8) with a one-element float32 scale and zero point of its dtype at
+// x + 1 and x + 2; weight `w` (int8 or uint8) with a float32 scale and a zero
+// point of its dtype and the scale's element count at w + 1 and w + 2 (the
+// caller checks that count); output scale (one element) and zero point (uint8
+// or int8: the output dtype) at `y` and y + 1.
+Check CheckQLinearInputs(InferContext& c, int x, int w, int y);
+
 // Checks a per-spatial-dim attribute: right length, all positive.
 Check CheckSpatial(const InferContext& c, const char* key, const internal::Shape& v, size_t n);
 

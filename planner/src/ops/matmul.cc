@@ -1,6 +1,7 @@
 // MatMul with numpy batch broadcasting.
 
 #include <algorithm>
+#include <memory>
 
 #include "ops/families.h"
 #include "ops/infer_context.h"
@@ -33,6 +34,48 @@ Check InferMatMul(InferContext& c) {
   return Check();
 }
 
+// QLinearMatMul (the planner's fusion of DequantizeLinear -> MatMul or Gemm
+// [-> Relu/Clip] -> QuantizeLinear, docs/operators.md): ONNX's inputs a,
+// a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point,
+// plus Baton's optional int32 bias [N] (input 8). `b` is 2-D: [K, N], or
+// [N, K] with transB = 1 (a fused Gemm's weight as written).
+Check InferQLinearMatMul(InferContext& c) {
+  BATON_TRY(CheckQLinearInputs(c, 0, 3, 6));
+  BATON_TRY(c.RequireMinRank(0, 2));
+  if (c.Rank(3) != 2) return c.Err("b " + c.Desc(3) + " must be 2-D");
+  const bool trans_b = c.node().GetInt("transB", 0) != 0;
+  const int64_t k = trans_b ? c.S(3)[1] : c.S(3)[0];
+  const int64_t n = trans_b ? c.S(3)[0] : c.S(3)[1];
+  if (c.S(0).back() != k) {
+    return c.Err("inner dimensions of " + c.Desc(0) + " and " + c.Desc(3) + " differ");
+  }
+  if (c.In(4).elements() != 1 && c.S(4) != Shape{n}) {
+    return c.Err("b_scale " + c.Desc(4) + " must have 1 or " + std::to_string(n) + " elements");
+  }
+  if (c.Has(8)) {
+    BATON_TRY(c.RequireDType(8, DType::Int32));
+    if (c.S(8) != Shape{n}) {
+      return c.Err("bias " + c.Desc(8) + " must have shape [" + std::to_string(n) + "]");
+    }
+  }
+  Shape out = c.S(0);
+  out.back() = n;
+  c.Output(c.In(7).dtype, out);
+  return Check();
+}
+
+// GemmParams: trans_b and the fused clamp.
+Result<LoweredParams> LowerQLinearMatMul(flatbuffers::FlatBufferBuilder* b, const Graph&,
+                                         const Node& n) {
+  const std::unique_ptr<schema::Clamp> clamp = internal::FusedClamp(n);
+  LoweredParams out;
+  out.type = schema::Params::GemmParams;
+  out.offset = schema::CreateGemmParams(*b, 1.0f, 1.0f, false, n.GetInt("transB", 0) != 0,
+                                        clamp.get())
+                   .Union();
+  return out;
+}
+
 // Output elements (batch * M * N) * K, K the last dim of A.
 double MatMulMacs(const schema::Plan& plan, const schema::Node& node, double out_elements) {
   return out_elements * internal::PlanDim(internal::PlanInput(plan, node, 0), -1);
@@ -43,6 +86,7 @@ double MatMulMacs(const schema::Plan& plan, const schema::Node& node, double out
 // clang-format off
 const OpDef kOps[] = {
     {"MatMul", 2, 2, 1, 1, InferMatMul, true, schema::Op::MatMul, 2, nullptr, MatMulMacs, nullptr, false},
+    {"QLinearMatMul", 8, 9, 1, 1, InferQLinearMatMul, true, schema::Op::QLinearMatMul, kAllInputs, LowerQLinearMatMul, MatMulMacs, nullptr, false},
 };
 // clang-format on
 

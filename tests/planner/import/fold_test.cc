@@ -527,5 +527,103 @@ TEST(FoldTest, QuantizeDequantizeErrorsNameTheNode) {
   }
 }
 
+// QDQ groups become integer ops (FuseQLinear): a per-channel Conv with an
+// int32 bias and a Relu, a Gemm with transB, and groups that must stay as
+// written (bias scale not x_scale * w_scale; per-channel scale on the wrong
+// axis; a float weight).
+class QdqGroup {
+ public:
+  explicit QdqGroup(const std::string& op) {
+    b.Input("x", op == "Conv" ? Shape{1, 2, 4, 4} : Shape{3, 2});
+    b.F32("s", {}, {0.5f});
+    b.Const<uint8_t>("z", DType::UInt8, {}, {128});
+    b.Add("QuantizeLinear", "qx", {"x", "s", "z"}, {"xq"});
+    b.Add("Cast", "cast", {"xq"}, {"xc"}, {{"to", IntAttr(2)}});  // torch's no-op Cast
+    b.Add("DequantizeLinear", "dqx", {"xc", "s", "z"}, {"xd"});
+  }
+  void Weight(Shape shape, std::vector<float> scale, int64_t axis) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    b.Const<int8_t>("w", DType::Int8, shape, std::vector<int8_t>(static_cast<size_t>(n), 3));
+    b.F32("ws", scale.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(scale.size())}, scale);
+    b.Add("DequantizeLinear", "dqw", {"w", "ws"}, {"wd"}, {{"axis", IntAttr(axis)}});
+  }
+  void Bias(std::vector<float> scale) {
+    b.Const<int32_t>("bias", DType::Int32, {2}, {7, -7});
+    b.F32("bs", {2}, scale);
+    b.Add("DequantizeLinear", "dqb", {"bias", "bs"}, {"bd"}, {{"axis", IntAttr(0)}});
+  }
+  void Finish(const std::string& act_out) {
+    b.F32("ys", {}, {0.25f});
+    b.Const<uint8_t>("yz", DType::UInt8, {}, {0});
+    b.Add("QuantizeLinear", "qy", {act_out, "ys", "yz"}, {"y"});
+    b.Output("y");
+  }
+  G b;
+};
+
+TEST(FuseQLinearTest, ConvWithBiasAndRelu) {
+  QdqGroup g("Conv");
+  g.Weight({2, 2, 3, 3}, {0.1f, 0.2f}, 0);
+  g.Bias({0.5f * 0.1f, 0.5f * 0.2f});
+  g.b.Add("Conv", "conv", {"xd", "wd", "bd"}, {"c"}, {{"pads", IntsAttr({1, 1, 1, 1})}});
+  g.b.Add("Relu", "relu", {"c"}, {"r"});
+  g.Finish("r");
+  ExpectOk(Simplify(&g.b.g));
+  EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearConv");
+  const Node& conv = g.b.g.nodes[1];
+  EXPECT_EQ(conv.name, "conv");
+  std::vector<std::string> inputs;
+  for (int t : conv.inputs) inputs.push_back(g.b.g.tensors[t].name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"xq", "s", "z", "w", "ws", "conv_w_zero_point", "ys",
+                                              "yz", "bias"}));
+  EXPECT_EQ(g.b.T("conv_w_zero_point").shape, Shape{2});
+  EXPECT_EQ(g.b.T("conv_w_zero_point").dtype, DType::Int8);
+  ASSERT_TRUE(conv.clamp.has_value());
+  EXPECT_EQ(conv.clamp->first, 0.0f);
+  EXPECT_EQ(conv.GetInts("pads"), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(g.b.T("y").dtype, DType::UInt8);
+}
+
+TEST(FuseQLinearTest, GemmTransB) {
+  QdqGroup g("Gemm");
+  g.Weight({2, 2}, {0.1f, 0.2f}, 0);  // [N, K], per output column N
+  g.Bias({0.05f, 0.1f});
+  g.b.Add("Gemm", "fc", {"xd", "wd", "bd"}, {"f"}, {{"transB", IntAttr(1)}});
+  g.Finish("f");
+  ExpectOk(Simplify(&g.b.g));
+  EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearMatMul");
+  EXPECT_EQ(g.b.g.nodes[1].GetInt("transB", 0), 1);
+  EXPECT_EQ(g.b.g.nodes[1].inputs.size(), 9u);
+}
+
+TEST(FuseQLinearTest, GroupsThatStayAsWritten) {
+  {  // bias scale is not x_scale * w_scale
+    QdqGroup g("Conv");
+    g.Weight({2, 2, 3, 3}, {0.1f, 0.2f}, 0);
+    g.Bias({0.05f, 0.2f});
+    g.b.Add("Conv", "conv", {"xd", "wd", "bd"}, {"c"});
+    g.Finish("c");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Conv QuantizeLinear");
+  }
+  {  // per-channel weight scale on the input-channel axis
+    QdqGroup g("Conv");
+    g.Weight({2, 2, 3, 3}, {0.1f, 0.2f}, 1);
+    g.b.Add("Conv", "conv", {"xd", "wd"}, {"c"});
+    g.Finish("c");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Conv QuantizeLinear");
+  }
+  {  // MatMul with a float weight
+    QdqGroup g("MatMul");
+    g.b.F32("wf", {2, 2}, {1, 2, 3, 4});
+    g.b.Add("MatMul", "mm", {"xd", "wf"}, {"m"});
+    g.Finish("m");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear MatMul QuantizeLinear");
+  }
+}
+
 }  // namespace
 }  // namespace baton::planner

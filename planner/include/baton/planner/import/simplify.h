@@ -36,6 +36,16 @@ inline constexpr size_t kMaxFoldedBytes = size_t{64} << 20;
 // naming it otherwise. Needs shapes.
 Check FoldConstants(Graph* graph);
 
+// Integer ops from a QDQ model's groups (issue 15, docs/operators.md):
+// DequantizeLinear(x) -> Conv / MatMul / Gemm with a constant 8-bit weight
+// (per tensor or per output channel) and an optional constant int32 bias of
+// scale x_scale * w_scale [-> Relu | Clip] -> QuantizeLinear becomes one
+// QLinearConv or QLinearMatMul reading the quantized tensors, with the
+// activation as its clamp. Runs before FoldConstants (which would dequantize
+// the weights); folds everything else first, turns Casts to their input's
+// dtype into Identity, and removes DequantizeLinear nodes left unread.
+Check FuseQLinear(Graph* graph);
+
 // After FoldConstants: one error naming every node left whose op has no
 // kernel (ConstantOfShape, Range, Ceil, Floor, ReduceProd, Shape... are
 // evaluated only at plan time), with the reason it did not fold.
