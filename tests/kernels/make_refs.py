@@ -39,6 +39,148 @@ def up_to_date(out_dir, digest):
         return False
 
 
+# ---------------------------------------------- QLinearConv, QLinearMatMul
+# The integer reference of the int8 kernels, written from the ONNX definition
+# and ONNX Runtime's requantization (MlasRequantizeOutput); module level so
+# that tests/kernels/qlinear_vs_ort.py checks this same code against ONNX
+# Runtime bit for bit. Inputs are numpy arrays; accumulation is in int64.
+
+def qlinear_scale(np, in_scale, w_scale, y_scale):
+    """Requantization scale per output channel, in float32 as ONNX Runtime
+    computes it: (in_scale * w_scale) / y_scale (qlinear_vs_ort.py checks
+    the alternatives)."""
+    f = np.float32
+    return (f(in_scale) * np.asarray(w_scale, np.float32).reshape(-1)) / f(y_scale)
+
+
+def qlinear_wrap_i32(np, v):
+    """int32 two's complement wrap-around of int64 values (the bias add)."""
+    return (np.asarray(v, np.int64) + 2**31) % 2**32 - 2**31
+
+
+def qlinear_conv_acc(np, x, xz, w, wz, bias, strides, pads, dilations, group):
+    """sum((x - xz) * (w - wz)) + bias as int64, [N, M, *out]; the padding
+    holds x's zero point, i.e. contributes 0."""
+    sp = x.ndim - 2
+    xi = x.astype(np.int64) - np.int64(np.asarray(xz).reshape(()))
+    m = w.shape[0]
+    wi = w.astype(np.int64) - np.asarray(wz, np.int64).reshape((-1,) + (1,) * (w.ndim - 1))
+    xp = np.pad(xi, [(0, 0), (0, 0)] + [(pads[i], pads[sp + i]) for i in range(sp)])
+    kernel = w.shape[2:]
+    out = [(xp.shape[2 + i] - dilations[i] * (kernel[i] - 1) - 1) // strides[i] + 1
+           for i in range(sp)]
+    n, c = x.shape[:2]
+    cg, mg = c // group, m // group
+    acc = np.zeros((n, m) + tuple(out), np.int64)
+    for taps in np.ndindex(*kernel):
+        sl = tuple(slice(taps[i] * dilations[i],
+                         taps[i] * dilations[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                   for i in range(sp))
+        patch = xp[(slice(None), slice(None)) + sl]
+        for g in range(group):
+            wg = wi[(slice(g * mg, (g + 1) * mg), slice(None)) + tuple(taps)]  # [mg, cg]
+            acc[:, g * mg:(g + 1) * mg] += np.einsum("nc...,mc->nm...",
+                                                     patch[:, g * cg:(g + 1) * cg], wg)
+    if bias is not None:
+        acc = qlinear_wrap_i32(np, acc + bias.astype(np.int64).reshape((1, -1) + (1,) * sp))
+    return acc
+
+
+def qlinear_matmul_acc(np, a, az, b, bz, bias, trans_b):
+    """sum_k (a - az) * (b - bz[col]) + bias[col] as int64, [..., M, N]."""
+    ai = a.astype(np.int64) - np.int64(np.asarray(az).reshape(()))
+    bm = b.T if trans_b else b
+    bi = bm.astype(np.int64) - np.asarray(bz, np.int64).reshape(1, -1)
+    acc = ai @ bi
+    if bias is not None:
+        acc = qlinear_wrap_i32(np, acc + bias.astype(np.int64))
+    return acc
+
+
+def qlinear_requantize(np, acc, scale, y_scale, y_zero_point, ydtype, clamp, axis):
+    """MlasRequantizeOutput: v = float32(acc) * scale[channel along `axis`],
+    clamped to [qmin - yz, qmax - yz] (NaN to the low end, as SSE's maxps),
+    tightened by a fused clamp {min, max} given in real units (min / y_scale,
+    max / y_scale, each kept inside that range; NaN: no bound), rounded half to
+    even, plus yz."""
+    f = np.float32
+    info = np.iinfo(ydtype)
+    yz = int(np.asarray(y_zero_point).reshape(()))
+    lo, hi = f(info.min - yz), f(info.max - yz)
+    if clamp is not None:
+        with np.errstate(all="ignore"):
+            clo, chi = f(clamp[0]) / f(y_scale), f(clamp[1]) / f(y_scale)
+        def bound(v, fallback):
+            if np.isnan(v):
+                return fallback
+            v = v if v > lo else lo
+            return v if v < hi else hi
+        lo, hi = bound(clo, lo), bound(chi, hi)
+    shape = [1] * acc.ndim
+    shape[axis] = -1
+    with np.errstate(all="ignore"):
+        v = acc.astype(np.float32) * np.asarray(scale, np.float32).reshape(shape)
+    v = np.where(v > lo, v, lo)
+    v = np.where(v < hi, v, hi)
+    return (np.rint(v).astype(np.int64) + yz).astype(ydtype)
+
+
+def qlinear_conv_ref(np, x, xs, xz, w, ws, wz, ys, yz, bias, strides, pads, dilations, group,
+                     clamp=None):
+    acc = qlinear_conv_acc(np, x, xz, w, wz, bias, strides, pads, dilations, group)
+    scale = np.broadcast_to(qlinear_scale(np, xs, ws, ys), (w.shape[0],))
+    return qlinear_requantize(np, acc, scale, ys, yz, np.asarray(yz).dtype, clamp, 1)
+
+
+def qlinear_matmul_ref(np, a, a_s, az, b, bs, bz, ys, yz, bias, trans_b, clamp=None):
+    acc = qlinear_matmul_acc(np, a, az, b, bz, bias, trans_b)
+    n = b.shape[0] if trans_b else b.shape[1]
+    scale = np.broadcast_to(qlinear_scale(np, a_s, bs, ys), (n,))
+    return qlinear_requantize(np, acc, scale, ys, yz, np.asarray(yz).dtype, clamp, acc.ndim - 1)
+
+
+def qlinear_scale_candidates(np):
+    """Float32 expressions of the requantization scale (in_scale, w_scales,
+    y_scale) -> scales: ONNX Runtime's (qlinear_scale) first."""
+    f = np.float32
+    return {
+        "(xs*ws)/ys": lambda xs, ws, ys: (f(xs) * ws) / f(ys),
+        "xs*(ws/ys)": lambda xs, ws, ys: f(xs) * (ws / f(ys)),
+        "(xs/ys)*ws": lambda xs, ws, ys: (f(xs) / f(ys)) * ws,
+        "(xs*ws)*(1/ys)": lambda xs, ws, ys: (f(xs) * ws) * (f(1.0) / f(ys)),
+        "f32(f64 xs*ws/ys)": lambda xs, ws, ys: (np.float64(xs) * ws.astype(np.float64)
+                                                 / np.float64(ys)).astype(np.float32),
+    }
+
+
+def qlinear_boundary_scales(np, rng, da, db, in_scale, y_scale, vlo, vhi):
+    """One w scale per channel c (accumulators da * db[c], da and db the
+    zero-point-shifted 8-bit values) such that the candidate scale expressions
+    round some acc * scale to different sides of a .5 boundary: from the
+    scale that puts one acc exactly on k + 0.5, the float32 neighbour (within
+    200 ulps) on which the most candidates disagree with ONNX Runtime's. Tests
+    built on them tell the expressions apart."""
+    f = np.float32
+    cands = qlinear_scale_candidates(np)
+    ref = next(iter(cands))
+    steps = np.arange(-200, 201).astype(np.int32)
+    out = np.empty(len(db), np.float32)
+    for c, dbc in enumerate(db):
+        accs = da.astype(np.int64) * int(dbc)
+        accs = accs[np.abs(accs) >= 16]
+        if accs.size == 0:
+            out[c] = f(rng.uniform(1e-3, 1e-1))
+            continue
+        acc0 = int(rng.choice(accs))
+        k = int(rng.integers(vlo + 1, vhi - 1))  # v = k + 0.5 inside the range
+        ws0 = abs(f((k + 0.5) / acc0 * float(y_scale) / float(in_scale))) + f(1e-30)
+        ws = (ws0.view(np.int32) + steps).view(np.float32)
+        outs = {n: np.rint(np.clip(f(acc0) * fn(in_scale, ws, y_scale), vlo, vhi))
+                for n, fn in cands.items()}
+        disagree = sum((outs[n] != outs[ref]).astype(int) for n in cands)
+        out[c] = ws[int(np.argmax(disagree))]
+    return out
+
 def build_cases(np, torch):
     F = torch.nn.functional
     rng = np.random.default_rng(20240611)
@@ -790,6 +932,236 @@ def build_cases(np, torch):
         [((extremes.astype(np.int64) - 7).astype(np.float64) * 0.5).astype(np.float32)])
     add("dequantize_i8_no_zero_point", "DequantizeLinear", [w8, np.array(0.25, np.float32)],
         [dequantize(w8, np.array(0.25, np.float32), None, 0)])
+
+    # ------------------------------------------ QLinearConv, QLinearMatMul
+    # The integer reference above (qlinear_*), which qlinear_vs_ort.py checks
+    # against ONNX Runtime. y_scale defaults to one that puts typical outputs
+    # `spread` LSBs from the zero point; ties=True makes the requantization
+    # scale a power of two (1/2 or 1/4), so many v are exactly k + 0.5.
+    relu = [0.0, float(np.finfo(np.float32).max)]  # clamp {0, +inf}; JSON has no inf
+
+    def q8(dt, shape):
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max + 1, shape).astype(dt)
+
+    def near(dt, zero, shape):  # within 4 of the zero point(s): small accumulators
+        info = np.iinfo(dt)
+        z = np.asarray(zero, np.int64).reshape((-1,) + (1,) * (len(shape) - 1)) \
+            if np.ndim(zero) else np.int64(zero)
+        return np.clip(z + rng.integers(-4, 5, shape), info.min, info.max).astype(dt)
+
+    def w_quant(wdt, m, per_channel, zero):
+        ws = (rng.uniform(0.002, 0.02, m) if per_channel else rng.uniform(0.002, 0.02, ()))
+        ws = np.asarray(ws, np.float32)
+        if zero == "random":
+            wz = q8(wdt, (m,) if per_channel else ())
+        else:
+            wz = np.full((m,) if per_channel else (), zero, wdt)
+        return ws, wz
+
+    def y_scale_for(acc, xs, ws, spread):
+        med = float(np.median(np.abs(acc))) + 1.0
+        return np.float32(float(xs) * float(np.mean(ws)) * med / spread)
+
+    def qconv(name, n, c, spatial, m, kernel, strides=None, pads=None, dilations=None, group=1,
+              xdt=np.uint8, wdt=np.int8, ydt=None, per_channel=False, wzero=0, bias=True,
+              clamp=None, spread=40.0, ties=False, bias_range=2**14, ys=None, yz=None,
+              clamp_lsb=None, bias_values=None):
+        sp = len(spatial)
+        strides = strides or [1] * sp
+        pads = pads or [0] * (2 * sp)
+        dilations = dilations or [1] * sp
+        ydt = ydt or xdt
+        x = q8(xdt, (n, c, *spatial))
+        w = q8(wdt, (m, c // group, *kernel))
+        xs = np.float32(0.05 if not ties else 0.0625)
+        xz = q8(xdt, ())
+        ws, wz = w_quant(wdt, m, per_channel, wzero)
+        if ties:
+            ws = np.full(ws.shape, 0.125, np.float32)
+            x, w = near(xdt, xz, x.shape), near(wdt, wz, w.shape)
+        b = rng.integers(-bias_range, bias_range, (m,)).astype(np.int32) if bias else None
+        if bias_values is not None:
+            b = np.array(bias_values, np.int64).astype(np.int32)
+        acc = qlinear_conv_acc(np, x, xz, w, wz, b, strides, pads, dilations, group)
+        if ys is None:
+            ys = (np.float32(xs * np.float32(0.125) * 2) if ties
+                  else y_scale_for(acc, xs, ws, spread))
+        ys = np.float32(ys)
+        yz = q8(ydt, ()) if yz is None else np.asarray(yz, ydt)
+        if clamp_lsb is not None:  # a fused clamp that binds inside the output range
+            clamp = [float(clamp_lsb[0] * ys), float(clamp_lsb[1] * ys)]
+        y = qlinear_conv_ref(np, x, xs, xz, w, ws, wz, ys, yz, b, strides, pads, dilations,
+                             group, clamp)
+        params = dict(type="ConvParams", kernel=list(kernel), strides=strides, pads=pads,
+                      dilations=dilations, group=group)
+        if clamp is not None:
+            params["clamp"] = clamp
+        inputs = [x, xs, xz, w, ws, wz, ys, yz] + ([b] if bias else [])
+        add(name, "QLinearConv", inputs, [y], params)
+
+    qconv("qconv_u8x_s8w_tensor", 1, 5, (9, 10), 7, (3, 3), pads=[1, 1, 1, 1])
+    qconv("qconv_s8x_perchannel_wz", 2, 6, (11, 9), 8, (3, 3), strides=[2, 2], pads=[1, 0, 2, 1],
+          xdt=np.int8, per_channel=True, wzero="random", bias=False)
+    qconv("qconv_u8x_u8w_wz", 1, 4, (7, 8), 5, (3, 2), pads=[1, 1, 0, 1], wdt=np.uint8,
+          per_channel=True, wzero="random")
+    qconv("qconv_s8x_u8w_u8y", 1, 3, (6, 7), 4, (2, 3), xdt=np.int8, wdt=np.uint8, ydt=np.uint8,
+          wzero="random")                                         # dtype pairs ORT lacks
+    qconv("qconv_u8x_s8y", 1, 3, (6, 6), 4, (3, 3), pads=[1, 1, 1, 1], ydt=np.int8)
+    qconv("qconv_dw_s2_pads", 1, 8, (13, 12), 8, (3, 3), strides=[2, 2], pads=[1, 1, 1, 1],
+          group=8, per_channel=True, wzero="random")
+    qconv("qconv_dw_s2_s8", 2, 5, (10, 11), 5, (3, 3), strides=[2, 2], pads=[0, 0, 1, 1],
+          group=5, xdt=np.int8, per_channel=True)
+    qconv("qconv_dw_mult2_5x5_dil2", 1, 3, (14, 13), 6, (5, 5), pads=[4, 4, 4, 4],
+          dilations=[2, 2], group=3, per_channel=True, wzero="random", clamp=[0.0, 6.0],
+          ys=0.04, yz=10)
+    qconv("qconv_dw_wide_chunks", 1, 2, (3, 150), 2, (3, 3), pads=[1, 1, 1, 1], group=2)
+    qconv("qconv_dw_wide_s2", 1, 2, (4, 301), 2, (1, 5), strides=[1, 2], pads=[0, 2, 0, 2],
+          group=2, xdt=np.int8)
+    qconv("qconv_dw_1d", 1, 4, (30,), 4, (3,), strides=[2], pads=[1, 1], group=4,
+          per_channel=True)
+    qconv("qconv_dil2", 1, 4, (13, 14), 6, (3, 3), pads=[2, 2, 2, 2], dilations=[2, 2],
+          xdt=np.int8, per_channel=True, wzero="random")
+    qconv("qconv_group2", 1, 4, (9, 9), 6, (3, 3), pads=[1, 1, 1, 1], group=2, per_channel=True)
+    qconv("qconv_group3_s8", 2, 6, (7, 8), 9, (2, 2), strides=[2, 1], group=3, xdt=np.int8,
+          wzero="random", bias=False)
+    qconv("qconv_1d", 2, 4, (20,), 6, (3,), strides=[2], pads=[1, 2])
+    qconv("qconv_1d_dil_s8", 1, 3, (17,), 5, (4,), dilations=[3], pads=[0, 3], xdt=np.int8,
+          per_channel=True, wzero="random", bias=False)
+    qconv("qconv_1x1_batch", 3, 16, (5, 5), 12, (1, 1), bias=False, per_channel=True)
+    qconv("qconv_relu", 1, 6, (8, 8), 10, (3, 3), pads=[1, 1, 1, 1], clamp=relu, yz=40)
+    qconv("qconv_relu_s8", 1, 6, (8, 8), 10, (3, 3), pads=[1, 1, 1, 1], xdt=np.int8, clamp=relu,
+          yz=-100)
+    qconv("qconv_relu6_tighter", 1, 6, (7, 7), 10, (3, 3), strides=[2, 2], pads=[1, 1, 1, 1],
+          xdt=np.int8, clamp=[0.0, 6.0], ys=0.05, yz=-100)        # 6 / 0.05 = 120 LSBs < 227
+    qconv("qconv_clamp_both", 1, 5, (6, 6), 7, (3, 3), pads=[1, 1, 1, 1], clamp_lsb=[-30.5, 45.3],
+          yz=128)
+    qconv("qconv_saturate", 1, 8, (6, 6), 8, (3, 3), pads=[1, 1, 1, 1], spread=2000.0)
+    qconv("qconv_saturate_s8", 1, 8, (6, 6), 8, (3, 3), xdt=np.int8, spread=3000.0,
+          per_channel=True, wzero="random")
+    qconv("qconv_ties", 1, 3, (6, 7), 4, (2, 2), bias=False, ties=True, yz=128)
+    qconv("qconv_ties_s8_bias", 1, 3, (6, 7), 4, (1, 3), xdt=np.int8, ties=True, yz=0,
+          bias_range=9, pads=[0, 1, 0, 1], per_channel=True, wzero="random")
+    qconv("qconv_bias_wraps", 1, 3, (5, 5), 4, (3, 3), spread=1e6,   # int32 add wraps, as ORT's
+          bias_values=[2**31 - 1, -2**31, 2**31 - 3000, -2**31 + 3000])
+    qconv("qconv_k576_blocks", 1, 64, (19, 21), 20, (3, 3), pads=[1, 1, 1, 1],
+          per_channel=True)                                       # 399 columns: 8 blocks, tails
+    qconv("qconv_kernel_larger_than_input", 1, 2, (2, 3), 3, (3, 3), pads=[1, 1, 1, 1])
+
+    def qmatmul(name, a_shape, n, trans_b=False, adt=np.uint8, bdt=np.int8, ydt=None,
+                per_col=False, bzero=0, bias=False, clamp=None, spread=40.0, ties=False,
+                with_params=True, clamp_lsb=None):
+        k = a_shape[-1]
+        ydt = ydt or adt
+        a = q8(adt, a_shape)
+        b = q8(bdt, (n, k) if trans_b else (k, n))
+        a_s = np.float32(0.03 if not ties else 0.25)
+        az = q8(adt, ())
+        bs, bz = w_quant(bdt, n, per_col, bzero)
+        if ties:
+            bs = np.full(bs.shape, 0.5, np.float32)
+            a, b = near(adt, az, a.shape), near(bdt, bz if trans_b else np.int64(0), b.shape)
+            if not trans_b:
+                b = np.clip(b.astype(np.int64) + np.asarray(bz, np.int64), np.iinfo(bdt).min,
+                            np.iinfo(bdt).max).astype(bdt)
+        bb = rng.integers(-2**14, 2**14, (n,)).astype(np.int32) if bias else None
+        acc = qlinear_matmul_acc(np, a, az, b, bz, bb, trans_b)
+        ys = np.float32(0.5) if ties else y_scale_for(acc, a_s, bs, spread)
+        yz = q8(ydt, ())
+        if clamp_lsb is not None:
+            clamp = [float(clamp_lsb[0] * ys), float(clamp_lsb[1] * ys)]
+        y = qlinear_matmul_ref(np, a, a_s, az, b, bs, bz, ys, yz, bb, trans_b, clamp)
+        params = None
+        if with_params:
+            params = dict(type="GemmParams", alpha=1.0, beta=1.0, trans_a=False, trans_b=trans_b)
+            if clamp is not None:
+                params["clamp"] = clamp
+        inputs = [a, a_s, az, b, bs, bz, ys, yz] + ([bb] if bias else [])
+        add(name, "QLinearMatMul", inputs, [y], params)
+
+    qmatmul("qmatmul_percol_scale", (5, 40), 9, per_col=True)
+    qmatmul("qmatmul_trans_b_bias_relu", (6, 33), 10, trans_b=True, adt=np.int8, per_col=True,
+            bzero="random", bias=True, clamp=relu)
+    qmatmul("qmatmul_batch", (2, 3, 7, 30), 11, per_col=True, bzero="random", bdt=np.uint8)
+    qmatmul("qmatmul_no_params", (4, 17), 6, with_params=False, adt=np.int8)
+    qmatmul("qmatmul_blocks", (100, 700), 130, per_col=True, bias=True)  # 2 packed, 3 row blocks
+    qmatmul("qmatmul_blocks_trans_b", (100, 700), 130, trans_b=True, adt=np.int8, ydt=np.uint8)
+    qmatmul("qmatmul_vector", (50,), 7, trans_b=True, bias=True)
+    qmatmul("qmatmul_ties", (9, 3), 12, ties=True)
+    qmatmul("qmatmul_relu6", (5, 20), 8, clamp=[0.0, 6.0], spread=300.0, per_col=True)
+    qmatmul("qmatmul_clamp_lsb", (6, 40), 9, clamp_lsb=[-20.5, 33.5], adt=np.int8, per_col=True,
+            bzero="random")
+    # Per-channel scales next to rounding boundaries (qlinear_boundary_scales):
+    # every product of two 8-bit values, so that only ONNX Runtime's float
+    # expression of the scale reproduces these outputs.
+    def boundary_case(name, kind, adt, bdt):
+        ainfo, binfo = np.iinfo(adt), np.iinfo(bdt)
+        avals = np.arange(ainfo.min, ainfo.max + 1).astype(adt)
+        bvals = np.arange(binfo.min, binfo.max + 1).astype(bdt)
+        a_s, ys = np.float32(0.0123), np.float32(0.0123 * 2.0 ** -9)
+        az, yz = q8(adt, ()), q8(adt, ())
+        bz = np.full(256, 0 if bdt == np.int8 else 128, bdt)
+        bs = qlinear_boundary_scales(np, rng, avals.astype(np.int64) - int(az),
+                                     bvals.astype(np.int64) - bz, a_s, ys,
+                                     ainfo.min - int(yz), ainfo.max - int(yz))
+        if kind == "matmul":
+            a, b = avals.reshape(256, 1), bvals.reshape(1, 256)
+            y = qlinear_matmul_ref(np, a, a_s, az, b, bs, bz, ys, yz, None, False)
+            params = dict(type="GemmParams", alpha=1.0, beta=1.0, trans_a=False, trans_b=False)
+            add(name, "QLinearMatMul", [a, a_s, az, b, bs, bz, ys, yz], [y], params)
+            return
+        c, kk = (256, 3) if kind == "depthwise" else (1, 1)
+        x = np.broadcast_to(avals.reshape(1, 1, 16, 16), (1, c, 16, 16)).copy()
+        w = np.broadcast_to(bz.reshape(256, 1, 1, 1), (256, 1, kk, kk)).copy()
+        w[:, 0, kk // 2, kk // 2] = bvals  # other taps hold the zero point
+        pads = [kk // 2] * 4
+        y = qlinear_conv_ref(np, x, a_s, az, w, bs, bz, ys, yz, None, [1, 1], pads, [1, 1], c)
+        add(name, "QLinearConv", [x, a_s, az, w, bs, bz, ys, yz], [y],
+            dict(type="ConvParams", kernel=[kk, kk], strides=[1, 1], pads=pads,
+                 dilations=[1, 1], group=c))
+
+    boundary_case("qconv_scale_boundaries_1x1", "conv", np.uint8, np.int8)
+    boundary_case("qconv_scale_boundaries_dw", "depthwise", np.int8, np.int8)
+    boundary_case("qmatmul_scale_boundaries", "matmul", np.uint8, np.uint8)
+
+    # Random small shapes, dtypes and quantization parameters (the same kinds
+    # qlinear_vs_ort.py checks against ONNX Runtime).
+    for i in range(24):
+        sp = 1 if i % 5 == 4 else 2
+        kind = ("dense", "group", "depthwise", "pointwise")[i % 4]
+        if kind == "depthwise":
+            c = int(rng.integers(1, 9))
+            group, m = c, c * int(rng.integers(1, 3))
+        elif kind == "group":
+            group = int(rng.integers(2, 4))
+            c, m = group * int(rng.integers(1, 4)), group * int(rng.integers(1, 4))
+        else:
+            group, c, m = 1, int(rng.integers(1, 12)), int(rng.integers(1, 12))
+        kernel = [1 if kind == "pointwise" else int(rng.integers(1, 6)) for _ in range(sp)]
+        dil = [int(rng.integers(1, 3)) for _ in range(sp)]
+        strides = [int(rng.integers(1, 4)) for _ in range(sp)]
+        pads = [int(rng.integers(0, kernel[j % sp])) for j in range(2 * sp)]
+        spatial = []
+        for j in range(sp):
+            need = max(1, (kernel[j] - 1) * dil[j] + 1 - pads[j] - pads[sp + j])
+            spatial.append(int(rng.integers(need, need + 9)))
+        xdt = (np.uint8, np.int8)[int(rng.integers(0, 2))]
+        wdt = (np.uint8, np.int8)[int(rng.integers(0, 2))]
+        ydt = (np.uint8, np.int8)[int(rng.integers(0, 2))]
+        qconv(f"qconv_random_{i}", int(rng.integers(1, 3)), c, tuple(spatial), m, tuple(kernel),
+              strides=strides, pads=pads, dilations=dil, group=group, xdt=xdt, wdt=wdt, ydt=ydt,
+              per_channel=bool(rng.integers(0, 2)), wzero=("random", 0)[int(rng.integers(0, 2))],
+              bias=bool(rng.integers(0, 2)), spread=float(2.0 ** rng.uniform(2, 9)),
+              clamp=(None, relu, [0.0, 6.0])[int(rng.integers(0, 3))])
+    for i in range(12):
+        batch = [(), (int(rng.integers(1, 4)),), (2, int(rng.integers(1, 3)))][i % 3]
+        qmatmul(f"qmatmul_random_{i}", (*batch, int(rng.integers(1, 20)), int(rng.integers(1, 90))),
+                int(rng.integers(1, 30)), trans_b=bool(rng.integers(0, 2)),
+                adt=(np.uint8, np.int8)[int(rng.integers(0, 2))],
+                bdt=(np.uint8, np.int8)[int(rng.integers(0, 2))],
+                ydt=(np.uint8, np.int8)[int(rng.integers(0, 2))], per_col=bool(rng.integers(0, 2)),
+                bzero=("random", 0)[int(rng.integers(0, 2))], bias=bool(rng.integers(0, 2)),
+                spread=float(2.0 ** rng.uniform(2, 9)))
     return cases
 
 

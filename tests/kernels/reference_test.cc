@@ -444,6 +444,9 @@ TEST_F(KernelRefTest, CompareAndLogic) { RunOps({"Equal", "Greater", "Less", "No
 TEST_F(KernelRefTest, Where) { RunOps({"Where"}); }
 TEST_F(KernelRefTest, CastAndExpand) { RunOps({"Cast", "Expand"}); }
 TEST_F(KernelRefTest, QuantizeDequantize) { RunOps({"QuantizeLinear", "DequantizeLinear"}); }
+// Integer kernels against make_refs.py's integer reference (which
+// tests/kernels/qlinear_vs_ort.py checks against ONNX Runtime bit for bit).
+TEST_F(KernelRefTest, QLinear) { RunOps({"QLinearConv", "QLinearMatMul"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
 TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }
 TEST_F(KernelRefTest, DepthSpace) { RunOps({"DepthToSpace", "SpaceToDepth"}); }

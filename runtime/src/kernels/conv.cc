@@ -29,28 +29,8 @@ Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
   BATON_RETURN_IF_ERROR(CheckAllF32(call));
   const schema::ConvParams* p = call.node->params_as_ConvParams();
   BATON_KCHECK(p != nullptr, "Conv needs ConvParams");
-  const TensorArg& x = call.inputs[0];
-  const TensorArg& w = call.inputs[1];
-  const TensorArg& y = call.outputs[0];
   ConvGeom g;
-  BATON_RETURN_IF_ERROR(
-      ParseWindow(x, y, p->kernel(), p->strides(), p->pads(), p->dilations(), &g.win));
-  const Window2d& win = g.win;
-  BATON_KCHECK(w.rank() == x.rank(), "Conv weight rank must match input rank");
-  g.m = w.dim(0);
-  g.group = p->group();
-  BATON_KCHECK(g.group >= 1 && win.c % g.group == 0 && g.m % g.group == 0,
-               "Conv group must divide input and output channels");
-  BATON_KCHECK(w.dim(1) == win.c / g.group, "Conv weight dim 1 must be C / group");
-  if (x.rank() == 4) {
-    BATON_KCHECK(w.dim(2) == win.kh && w.dim(3) == win.kw, "Conv kernel shape != weight shape");
-  } else {
-    BATON_KCHECK(w.dim(2) == win.kw, "Conv kernel shape != weight shape");
-  }
-  BATON_KCHECK(y.dim(0) == win.n && y.dim(1) == g.m, "Conv output N or channels mismatch");
-  BATON_KCHECK(win.oh == WindowOutputSize(win.h, win.kh, win.sh, win.dh, win.pt, win.pb, false) &&
-                   win.ow == WindowOutputSize(win.w, win.kw, win.sw, win.dw, win.pl, win.pr, false),
-               "Conv output spatial shape mismatch");
+  BATON_RETURN_IF_ERROR(ParseConvGeometry(call.inputs[0], call.inputs[1], call.outputs[0], *p, &g));
   const TensorArg& b = Input(call, 2);
   if (b.present()) {
     BATON_KCHECK(b.rank() == 1 && b.dim(0) == g.m, "Conv bias must be [M]");
@@ -228,6 +208,31 @@ Status ConvEval(const KernelCall& call) {
 }
 
 }  // namespace
+
+Status ParseConvGeometry(const TensorArg& x, const TensorArg& w, const TensorArg& y,
+                         const schema::ConvParams& p, ConvGeom* out) {
+  ConvGeom g;
+  BATON_RETURN_IF_ERROR(
+      ParseWindow(x, y, p.kernel(), p.strides(), p.pads(), p.dilations(), &g.win));
+  const Window2d& win = g.win;
+  BATON_KCHECK(w.rank() == x.rank(), "Conv weight rank must match input rank");
+  g.m = w.dim(0);
+  g.group = p.group();
+  BATON_KCHECK(g.group >= 1 && win.c % g.group == 0 && g.m % g.group == 0,
+               "Conv group must divide input and output channels");
+  BATON_KCHECK(w.dim(1) == win.c / g.group, "Conv weight dim 1 must be C / group");
+  if (x.rank() == 4) {
+    BATON_KCHECK(w.dim(2) == win.kh && w.dim(3) == win.kw, "Conv kernel shape != weight shape");
+  } else {
+    BATON_KCHECK(w.dim(2) == win.kw, "Conv kernel shape != weight shape");
+  }
+  BATON_KCHECK(y.dim(0) == win.n && y.dim(1) == g.m, "Conv output N or channels mismatch");
+  BATON_KCHECK(win.oh == WindowOutputSize(win.h, win.kh, win.sh, win.dh, win.pt, win.pb, false) &&
+                   win.ow == WindowOutputSize(win.w, win.kw, win.sw, win.dw, win.pl, win.pr, false),
+               "Conv output spatial shape mismatch");
+  *out = g;
+  return Status::Ok();
+}
 
 constexpr KernelEntry kConvEntries[] = {
     {Op::Conv, kAllDeviceKinds, ConvPrepare, ConvEval, ConvWorkspaceBytes},

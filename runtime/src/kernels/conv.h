@@ -1,5 +1,6 @@
 #pragma once
-// Convolution internals shared by conv.cc (GEMM path) and depthwise_conv.cc.
+// Convolution internals shared by conv.cc (GEMM path), depthwise_conv.cc and
+// qlinear.cc.
 
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ inline bool IsPointwise(const ConvGeom& g) {
   return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pt == 0 && w.pl == 0 && w.pb == 0 &&
          w.pr == 0;
 }
+
+// Reads a convolution's geometry from ConvParams and the shapes of x (NCHW
+// or NCL), w ([M, C / group, kH, kW]) and y, and checks that they agree
+// (Conv, QLinearConv; dtypes are the caller's).
+Status ParseConvGeometry(const TensorArg& x, const TensorArg& w, const TensorArg& y,
+                         const schema::ConvParams& p, ConvGeom* out);
 
 // The workspace DepthwiseConv's phase-plane path needs.
 size_t DepthwiseWorkspaceBytes(const ConvGeom& g);

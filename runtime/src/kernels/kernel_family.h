@@ -81,7 +81,8 @@ struct KernelFamily {
   X(Resize)                      \
   X(Norm)                        \
   X(Rnn)                         \
-  X(Quant)
+  X(Quant)                       \
+  X(QLinear)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

@@ -131,6 +131,14 @@ struct Clamp {
   }
 };
 
+// Rounds half to even under the default rounding mode, without libm: adding
+// 1.5 * 2^23 leaves no fraction bits. Exact for |r| <= 2^22; callers clamp
+// to that range first and map NaN away (QuantizeLinear, the QLinear ops).
+inline float RoundHalfEven(float r) {
+  const float kMagic = 12582912.0f;
+  return (r + kMagic) - kMagic;
+}
+
 inline void ApplyClamp(const Clamp& c, float* y, int64_t n) {
   if (!c.enabled) return;
   const float lo = c.lo;

@@ -22,14 +22,7 @@ namespace baton {
 namespace kernels {
 namespace {
 
-// Rounds half to even under the default rounding mode: adding 1.5 * 2^23
-// leaves no fraction bits. Callers clamp |r| to 2^22 first (every such value
-// saturates anyway) and map NaN to 0.
-inline float RoundHalfEven(float r) {
-  const float kMagic = 12582912.0f;
-  return (r + kMagic) - kMagic;
-}
-
+// RoundHalfEven (kernel_util.h) needs |r| <= 2^22 and no NaN: ClampForRounding.
 inline float ClampForRounding(float r) {
   const float kLimit = 4194304.0f;  // 2^22, beyond every 8-bit range plus zero point
   r = r == r ? r : 0.0f;

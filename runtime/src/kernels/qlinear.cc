@@ -1,0 +1,451 @@
+// QLinearConv and QLinearMatMul: uint8/int8 convolution and matrix product
+// with an int32 accumulator and ONNX Runtime's requantization (issue 15).
+// Inputs as in ONNX: 0 x, 1 x_scale, 2 x_zero_point, 3 w, 4 w_scale,
+// 5 w_zero_point, 6 y_scale, 7 y_zero_point, 8 optional int32 bias (one per
+// output channel; for QLinearMatMul, Baton's extension for a fused Gemm).
+//
+//   acc[m][p] = sum_k (x[k][p] - xz) * (w[m][k] - wz[m]) + bias[m]     int32
+//   scale[m]  = (x_scale * w_scale[m]) / y_scale                      float32
+//   y[m][p]   = round_half_even(clamp(float(acc) * scale[m], lo, hi)) + yz
+//
+// with [lo, hi] = [qmin - yz, qmax - yz], tightened by a fused clamp
+// {min, max} (ConvParams/GemmParams.clamp, in real units) to
+// [min / y_scale, max / y_scale] kept inside that range (a NaN bound is
+// none). The scale's float expression and order, the clamp before rounding
+// (NaN to lo, as SSE's maxps) and the int32 bias add (wrapping) are
+// MlasRequantizeOutput's; tests/kernels/qlinear_vs_ort.py checks the numpy
+// reference the tests hold these kernels to against ONNX Runtime bit for bit.
+// Prepare rejects reductions (C / group * kH * kW, or K) above
+// kMaxReduction = 33025, so that the int32 accumulator cannot overflow.
+//
+// Both ops run the integer GEMM of qlinear_gemm.h over blocks of columns:
+//  - QLinearConv: im2col columns (one per output position) of each group,
+//    weight rows [M, C / group * kH * kW] in place;
+//  - QLinearMatMul: a's rows as the columns, b's columns as the output
+//    channels: b [N, K] (trans_b) read in place, b [K, N] packed a block of
+//    NB columns at a time into rows;
+//  - depthwise convolutions (group == C) need no workspace: they accumulate
+//    tap by tap into a row chunk on the stack.
+//
+//   workspace: [ columns: int16 [P][K] ][ column sums: int32 [P] ]
+//              [ QLinearMatMul without trans_b: packed b rows [NB][K] ]
+//
+// P and NB fill kQBlockBytes: about 64 KiB (plus 64 KiB of packed rows), at
+// most 4 * 2 * 33025 bytes of columns for the largest K.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conv.h"
+#include "kernel_family.h"
+#include "kernel_util.h"
+#include "qlinear_gemm.h"
+#include "window.h"
+
+namespace baton {
+namespace kernels {
+namespace {
+
+// Largest dimension accepted, so that products of two dims fit in int64.
+constexpr int64_t kMaxDim = INT32_MAX;
+
+// A float32, uint8... scalar: rank 0 or [1].
+inline bool IsScalarOf(const TensorArg& t, DType dtype) {
+  return t.dtype() == dtype && t.rank() <= 1 && t.elements() == 1;
+}
+
+// One value, or one per output channel.
+inline bool IsPerChannelOf(const TensorArg& t, DType dtype, int64_t channels) {
+  return t.dtype() == dtype && t.rank() <= 1 && (t.elements() == 1 || t.elements() == channels);
+}
+
+inline bool DimsWithinLimit(const TensorArg& t) {
+  for (uint32_t i = 0; i < t.rank(); ++i) {
+    if (t.dim(i) > kMaxDim) return false;
+  }
+  return true;
+}
+
+// Inputs 1, 2 (x's scale and zero point), 4, 5 (w's: per tensor or per
+// output channel), 6, 7 (y's) and the optional bias 8, for `channels` outputs.
+Status CheckQuantInputs(const KernelCall& call, int64_t channels) {
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& w = call.inputs[3];
+  const TensorArg& y = call.outputs[0];
+  BATON_KCHECK(
+      IsScalarOf(call.inputs[1], DType::Float32) && IsScalarOf(call.inputs[6], DType::Float32),
+      "QLinear x_scale and y_scale must be float32 scalars");
+  BATON_KCHECK(IsScalarOf(call.inputs[2], x.dtype()),
+               "QLinear x_zero_point must be a scalar of x's dtype");
+  BATON_KCHECK(IsScalarOf(call.inputs[7], y.dtype()),
+               "QLinear y_zero_point must be a scalar of the output's dtype");
+  BATON_KCHECK(IsPerChannelOf(call.inputs[4], DType::Float32, channels),
+               "QLinear w_scale must be float32, one value or one per output channel");
+  BATON_KCHECK(IsPerChannelOf(call.inputs[5], w.dtype(), channels),
+               "QLinear w_zero_point must have w's dtype, one value or one per output channel");
+  const TensorArg& b = Input(call, 8);
+  if (b.present()) {
+    BATON_KCHECK(b.dtype() == DType::Int32 && b.rank() == 1 && b.dim(0) == channels,
+                 "QLinear bias must be int32 with one value per output channel");
+  }
+  return Status::Ok();
+}
+
+// --------------------------------------------------------------- QLinearConv
+
+struct QConv {
+  ConvGeom g;
+  int64_t k = 0;  // reduction size C / group * kH * kW
+  Clamp clamp;
+};
+
+Status ParseQConv(const KernelCall& call, QConv* out) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 8, 9, 1));
+  const schema::ConvParams* p = call.node->params_as_ConvParams();
+  BATON_KCHECK(p != nullptr, "QLinearConv needs ConvParams");
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& w = call.inputs[3];
+  const TensorArg& y = call.outputs[0];
+  BATON_KCHECK(IsQ8(x.dtype()) && IsQ8(w.dtype()) && IsQ8(y.dtype()),
+               "QLinearConv x, w and output must be uint8 or int8");
+  BATON_KCHECK(DimsWithinLimit(x) && DimsWithinLimit(w) && DimsWithinLimit(y),
+               "QLinearConv dimension too large");
+  QConv q;
+  BATON_RETURN_IF_ERROR(ParseConvGeometry(x, w, y, *p, &q.g));
+  const ConvGeom& g = q.g;
+  const Window2d& win = g.win;
+  const int64_t cg = win.c / g.group;
+  BATON_KCHECK(cg <= kMaxReduction && win.kh <= kMaxReduction && win.kw <= kMaxReduction &&
+                   cg * win.kh * win.kw <= kMaxReduction,
+               "QLinearConv reduction C / group * kH * kW too large for an int32 accumulator");
+  q.k = cg * win.kh * win.kw;
+  BATON_RETURN_IF_ERROR(CheckQuantInputs(call, g.m));
+  q.clamp = Clamp::From(p->clamp());
+  *out = q;
+  return Status::Ok();
+}
+
+size_t QConvWorkspaceFor(const QConv& q) {
+  if (IsDepthwise(q.g)) return 0;
+  const int64_t ohw = q.g.win.oh * q.g.win.ow;
+  if (ohw == 0) return 0;
+  return QColumnBytes(QColumnsPerBlock(q.k, ohw), q.k);
+}
+
+// Columns [p0, p0 + count) of the implicit im2col matrix of one group's
+// input channels (x: the group's first plane): column p = output position
+// (oy, ox), element (c, ky, kx) = x[c][oy*sh - pt + ky*dh][ox*sw - pl +
+// kx*dw] - xz, 0 in the padding (which holds the zero point).
+void Im2colColumns(const Window2d& g, const QActivation& x, int64_t cg, int64_t p0, int64_t count,
+                   int16_t* cols, int32_t* sums) {
+  const int64_t k = cg * g.kh * g.kw;
+  const uint8_t flip = x.flip;
+  const int32_t xz = x.zero;
+  int64_t oy = p0 / g.ow;
+  int64_t ox = p0 % g.ow;
+  for (int64_t j = 0; j < count; ++j) {
+    int16_t* col = cols + j * k;
+    int32_t sum = 0;
+    const int64_t iy0 = oy * g.sh - g.pt;
+    const int64_t ix0 = ox * g.sw - g.pl;
+    for (int64_t c = 0; c < cg; ++c) {
+      const uint8_t* plane = x.data + c * g.h * g.w;
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        int16_t* dst = col + (c * g.kh + ky) * g.kw;
+        const int64_t iy = iy0 + ky * g.dh;
+        if (iy < 0 || iy >= g.h) {
+          for (int64_t kx = 0; kx < g.kw; ++kx) dst[kx] = 0;
+          continue;
+        }
+        const uint8_t* row = plane + iy * g.w;
+        const bool inside = ix0 >= 0 && ix0 + (g.kw - 1) * g.dw < g.w;
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t ix = ix0 + kx * g.dw;
+          const int32_t v = (inside || (ix >= 0 && ix < g.w)) ? (row[ix] ^ flip) - xz : 0;
+          dst[kx] = static_cast<int16_t>(v);
+          sum += v;
+        }
+      }
+    }
+    sums[j] = sum;
+    if (++ox == g.ow) {
+      ox = 0;
+      ++oy;
+    }
+  }
+}
+
+void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOutput o, void* ws) {
+  const Window2d& win = q.g.win;
+  const int64_t cg = win.c / q.g.group;
+  const int64_t mg = q.g.m / q.g.group;
+  const int64_t hw = win.h * win.w;
+  const int64_t ohw = win.oh * win.ow;
+  const int64_t block = QColumnsPerBlock(q.k, ohw);
+  QColumns cols = QColumnsIn(ws, block, q.k);
+  const QActivation x = QActivationOf(call);
+  uint8_t* y = o.y;
+  o.ld_channel = ohw;
+  o.ld_column = 1;
+  for (int64_t n = 0; n < win.n; ++n) {
+    for (int64_t gi = 0; gi < q.g.group; ++gi) {
+      QActivation xg = x;
+      xg.data = x.data + (n * win.c + gi * cg) * hw;
+      QChannels ch = all;
+      ch.c0 = gi * mg;
+      ch.count = mg;
+      ch.w = all.w + gi * mg * q.k;
+      for (int64_t p0 = 0; p0 < ohw; p0 += block) {
+        cols.count = ohw - p0 < block ? ohw - p0 : block;
+        Im2colColumns(win, xg, cg, p0, cols.count, cols.data, cols.sums);
+        o.y = y + (n * q.g.m + gi * mg) * ohw + p0;
+        QGemmBlock(ch, cols, o);
+      }
+    }
+  }
+}
+
+// Output columns [lo, hi) of the chunk [ox0, ox0 + len) whose tap kx lies
+// inside the input row.
+struct TapRange {
+  int64_t lo, hi;
+};
+
+TapRange ChunkTapRange(const Window2d& g, int64_t kx, int64_t ox0, int64_t len) {
+  TapRange r;
+  ValidRange(g.ow, g.w, g.sw, kx * g.dw - g.pl, &r.lo, &r.hi);
+  r.lo = r.lo > ox0 ? r.lo : ox0;
+  r.hi = r.hi < ox0 + len ? r.hi : ox0 + len;
+  return r;
+}
+
+// Kernel widths whose tap ranges are computed once per chunk (on the stack)
+// rather than per row; each takes two 64-bit divisions.
+constexpr int64_t kCachedTaps = 16;
+
+// Depthwise (group == C, M = C * multiplier): per output row, in chunks of
+// kQChunk columns, every tap adds (w - wz) * (x - xz) over the columns whose
+// input lies inside the row; taps in the padding add 0 and are skipped.
+void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, const QOutput& o) {
+  const Window2d& g = q.g.win;
+  const int64_t mult = q.g.m / g.c;
+  const int64_t hw = g.h * g.w;
+  const int64_t ohw = g.oh * g.ow;
+  const int64_t taps = g.kh * g.kw;
+  const QActivation x = QActivationOf(call);
+  const uint8_t flip = x.flip;
+  const int32_t xz = x.zero;
+  const bool cached = g.kw <= kCachedTaps;
+  TapRange ranges[kCachedTaps];
+  int32_t acc[kQChunk];
+  for (int64_t ox0 = 0; ox0 < g.ow; ox0 += kQChunk) {
+    const int64_t len = g.ow - ox0 < kQChunk ? g.ow - ox0 : kQChunk;
+    for (int64_t kx = 0; cached && kx < g.kw; ++kx) ranges[kx] = ChunkTapRange(g, kx, ox0, len);
+    for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t m = 0; m < q.g.m; ++m) {
+        const uint8_t* plane = x.data + (n * g.c + m / mult) * hw;
+        const uint8_t* wm = ch.w + m * taps;
+        const int32_t wz = ChannelZero(ch, m);
+        const int32_t bias = ch.bias != nullptr ? ch.bias[m] : 0;
+        const float scale = ChannelScale(o, ch, m);
+        const int64_t out0 = (n * q.g.m + m) * ohw + ox0;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          for (int64_t j = 0; j < len; ++j) acc[j] = 0;
+          for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+            if (iy < 0 || iy >= g.h) continue;
+            const uint8_t* row = plane + iy * g.w;
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const TapRange r = cached ? ranges[kx] : ChunkTapRange(g, kx, ox0, len);
+              // (w - wz) and (x - xz) fit in int16: a widening int16 multiply.
+              const auto wv = static_cast<int16_t>((wm[ky * g.kw + kx] ^ ch.flip) - wz);
+              const int64_t off = kx * g.dw - g.pl;
+              if (g.sw == 1) {
+                for (int64_t ox = r.lo; ox < r.hi; ++ox) {
+                  acc[ox - ox0] += wv * static_cast<int16_t>((row[ox + off] ^ flip) - xz);
+                }
+              } else {
+                const int64_t sw = g.sw;
+                for (int64_t ox = r.lo; ox < r.hi; ++ox) {
+                  acc[ox - ox0] += wv * static_cast<int16_t>((row[ox * sw + off] ^ flip) - xz);
+                }
+              }
+            }
+          }
+          RequantizeChunk(acc, nullptr, 0, bias, static_cast<ptrdiff_t>(len), scale, o,
+                          out0 + oy * g.ow, 1);
+        }
+      }
+    }
+  }
+}
+
+Status QConvPrepare(const KernelCall& call) {
+  QConv q;
+  BATON_RETURN_IF_ERROR(ParseQConv(call, &q));
+  return CheckWorkspace(call, QConvWorkspaceFor(q));
+}
+
+size_t QConvWorkspaceBytes(const KernelCall& call) {
+  QConv q;
+  if (!ParseQConv(call, &q).ok()) return 0;
+  return QConvWorkspaceFor(q);
+}
+
+Status QConvEval(const KernelCall& call) {
+  QConv q;
+  BATON_RETURN_IF_ERROR(ParseQConv(call, &q));
+  const QChannels ch = QChannelsOf(call, call.inputs[3].data, q.k, q.g.m);
+  const QOutput o = QOutputOf(call, q.clamp);
+  if (IsDepthwise(q.g)) {
+    QDepthwise(q, call, ch, o);
+  } else if (q.g.win.oh * q.g.win.ow > 0) {
+    QConvGemm(q, call, ch, o, call.workspace[0].data);
+  }
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------- QLinearMatMul
+
+struct QMatMul {
+  int64_t rows = 0;  // a seen as [rows, k]
+  int64_t k = 0, n = 0;
+  bool trans_b = false;
+  Clamp clamp;
+};
+
+Status ParseQMatMul(const KernelCall& call, QMatMul* out) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 8, 9, 1));
+  QMatMul q;
+  // Optional: absent means ONNX's QLinearMatMul (no transpose, no clamp).
+  BATON_KCHECK(call.node->params_type() == schema::Params::NONE ||
+                   call.node->params_type() == schema::Params::GemmParams,
+               "QLinearMatMul takes GemmParams");
+  if (const schema::GemmParams* p = call.node->params_as_GemmParams()) {
+    BATON_KCHECK(!p->trans_a(), "QLinearMatMul does not transpose a");
+    q.trans_b = p->trans_b();
+    q.clamp = Clamp::From(p->clamp());
+  }
+  const TensorArg& a = call.inputs[0];
+  const TensorArg& b = call.inputs[3];
+  const TensorArg& y = call.outputs[0];
+  BATON_KCHECK(IsQ8(a.dtype()) && IsQ8(b.dtype()) && IsQ8(y.dtype()),
+               "QLinearMatMul a, b and output must be uint8 or int8");
+  BATON_KCHECK(DimsWithinLimit(a) && DimsWithinLimit(b) && DimsWithinLimit(y),
+               "QLinearMatMul dimension too large");
+  BATON_KCHECK(b.rank() == 2, "QLinearMatMul b must be 2-D");
+  BATON_KCHECK(a.rank() >= 1 && y.rank() == a.rank(), "QLinearMatMul a and output ranks differ");
+  const uint32_t last = a.rank() - 1;
+  q.k = a.dim(last);
+  q.n = q.trans_b ? b.dim(0) : b.dim(1);
+  BATON_KCHECK((q.trans_b ? b.dim(1) : b.dim(0)) == q.k, "QLinearMatMul inner dimensions differ");
+  BATON_KCHECK(q.k <= kMaxReduction,
+               "QLinearMatMul reduction K too large for an int32 accumulator");
+  BATON_KCHECK(y.dim(last) == q.n, "QLinearMatMul output shape mismatch");
+  q.rows = 1;
+  for (uint32_t i = 0; i < last; ++i) {
+    BATON_KCHECK(y.dim(i) == a.dim(i), "QLinearMatMul output shape mismatch");
+    BATON_KCHECK(a.dim(i) == 0 || q.rows <= (int64_t{1} << 62) / a.dim(i),
+                 "QLinearMatMul a too large");
+    q.rows *= a.dim(i);
+  }
+  BATON_RETURN_IF_ERROR(CheckQuantInputs(call, q.n));
+  *out = q;
+  return Status::Ok();
+}
+
+// Packed b rows per block (b [K, N] without trans_b): NB * K bytes.
+int64_t PackedRowsPerBlock(const QMatMul& q) {
+  const int64_t nb = kQBlockBytes / (q.k > 0 ? q.k : 1);
+  return nb < 1 ? 1 : (nb < q.n ? nb : q.n);
+}
+
+size_t QMatMulWorkspaceFor(const QMatMul& q) {
+  if (q.rows == 0 || q.n == 0) return 0;
+  size_t bytes = QColumnBytes(QColumnsPerBlock(q.k, q.rows), q.k);
+  if (!q.trans_b) bytes += static_cast<size_t>(PackedRowsPerBlock(q) * q.k);
+  return bytes;
+}
+
+// Rows [r0, r0 + count) of a as int16 (a - az) columns, with their sums.
+void RowColumns(const QActivation& a, int64_t k, int64_t r0, int64_t count, int16_t* cols,
+                int32_t* sums) {
+  const uint8_t flip = a.flip;
+  const int32_t az = a.zero;
+  for (int64_t j = 0; j < count; ++j) {
+    const uint8_t* src = a.data + (r0 + j) * k;
+    int16_t* dst = cols + j * k;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      const int32_t v = (src[i] ^ flip) - az;
+      dst[i] = static_cast<int16_t>(v);
+      sum += v;
+    }
+    sums[j] = sum;
+  }
+}
+
+// Columns [j0, j0 + count) of b [K, N] as rows of K bytes.
+void PackColumns(const uint8_t* b, int64_t k, int64_t n, int64_t j0, int64_t count, uint8_t* dst) {
+  for (int64_t i = 0; i < k; ++i) {
+    const uint8_t* src = b + i * n + j0;
+    for (int64_t j = 0; j < count; ++j) dst[j * k + i] = src[j];
+  }
+}
+
+Status QMatMulPrepare(const KernelCall& call) {
+  QMatMul q;
+  BATON_RETURN_IF_ERROR(ParseQMatMul(call, &q));
+  return CheckWorkspace(call, QMatMulWorkspaceFor(q));
+}
+
+size_t QMatMulWorkspaceBytes(const KernelCall& call) {
+  QMatMul q;
+  if (!ParseQMatMul(call, &q).ok()) return 0;
+  return QMatMulWorkspaceFor(q);
+}
+
+// b's columns are the output channels, a's rows the GEMM's columns.
+Status QMatMulEval(const KernelCall& call) {
+  QMatMul q;
+  BATON_RETURN_IF_ERROR(ParseQMatMul(call, &q));
+  if (q.rows == 0 || q.n == 0) return Status::Ok();
+  void* ws = call.workspace[0].data;
+  const int64_t block = QColumnsPerBlock(q.k, q.rows);
+  QColumns cols = QColumnsIn(ws, block, q.k);
+  uint8_t* packed = static_cast<uint8_t*>(ws) + QColumnBytes(block, q.k);
+  const QActivation a = QActivationOf(call);
+  const auto* b = static_cast<const uint8_t*>(call.inputs[3].data);
+  QOutput o = QOutputOf(call, q.clamp);
+  uint8_t* y = o.y;
+  o.ld_channel = 1;
+  o.ld_column = q.n;
+  const int64_t nb = q.trans_b ? q.n : PackedRowsPerBlock(q);
+  for (int64_t j0 = 0; j0 < q.n; j0 += nb) {
+    const int64_t count_n = q.n - j0 < nb ? q.n - j0 : nb;
+    QChannels ch = QChannelsOf(call, b + j0 * q.k, q.k, count_n);
+    ch.c0 = j0;
+    if (!q.trans_b) {
+      PackColumns(b, q.k, q.n, j0, count_n, packed);
+      ch.w = packed;
+    }
+    for (int64_t r0 = 0; r0 < q.rows; r0 += block) {
+      cols.count = q.rows - r0 < block ? q.rows - r0 : block;
+      RowColumns(a, q.k, r0, cols.count, cols.data, cols.sums);
+      o.y = y + r0 * q.n + j0;
+      QGemmBlock(ch, cols, o);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+constexpr KernelEntry kQLinearEntries[] = {
+    {Op::QLinearConv, kAllDeviceKinds, QConvPrepare, QConvEval, QConvWorkspaceBytes},
+    {Op::QLinearMatMul, kAllDeviceKinds, QMatMulPrepare, QMatMulEval, QMatMulWorkspaceBytes},
+};
+BATON_KERNEL_FAMILY(QLinear, kQLinearEntries);
+
+}  // namespace kernels
+}  // namespace baton

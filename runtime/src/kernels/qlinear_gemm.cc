@@ -1,0 +1,172 @@
+// The integer GEMM and requantization of the QLinear family
+// (qlinear_gemm.h).
+
+#include "qlinear_gemm.h"
+
+namespace baton {
+namespace kernels {
+namespace {
+
+constexpr int64_t kMinColumns = 4;  // the dot kernel's width
+
+// a + b modulo 2^32 (int32 overflow would be UB; GCC converts modulo).
+inline int32_t WrapAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+inline int64_t Align8(int64_t bytes) { return (bytes + 7) & ~int64_t{7}; }
+
+inline float Within(float v, float lo, float hi) {
+  v = v > lo ? v : lo;  // NaN -> lo
+  return v < hi ? v : hi;
+}
+
+// A fused clamp bound in output LSBs, kept inside [lo, hi]; NaN is no bound
+// (`fallback`), as for the float kernels' clamp.
+inline float ClampBound(float v, float lo, float hi, float fallback) {
+  return v == v ? Within(v, lo, hi) : fallback;
+}
+
+// The loop vectorizes (the float selects become maxps/minps, the rounding
+// adds the magic number). With kSums, acc[j] - wz * sums[j]: both terms and
+// the difference stay within 255 * 255 * K.
+template <bool kSums>
+void Requantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, ptrdiff_t n,
+                float scale, const QOutput& o, int64_t index, int64_t stride) {
+  int32_t q[kQChunk];
+  const float lo = o.lo, hi = o.hi;
+  for (ptrdiff_t j = 0; j < n; ++j) {
+    const int32_t a = WrapAdd(kSums ? acc[j] - wz * sums[j] : acc[j], bias);
+    float v = static_cast<float>(a) * scale;
+    v = v > lo ? v : lo;  // NaN -> lo, as SSE's maxps in ONNX Runtime
+    v = v < hi ? v : hi;  // |v| <= 510 from here on
+    q[j] = static_cast<int32_t>(RoundHalfEven(v)) + o.zero;
+  }
+  // The byte is q's two's complement (int8) or q itself (uint8).
+  uint8_t* y = o.y + index;
+  for (ptrdiff_t j = 0; j < n; ++j) y[j * stride] = static_cast<uint8_t>(q[j]);
+}
+
+// Four dot products sharing the weight row (bytes ^ flip).
+inline void Dot4(const uint8_t* __restrict w, uint8_t flip, const int16_t* __restrict c0,
+                 const int16_t* __restrict c1, const int16_t* __restrict c2,
+                 const int16_t* __restrict c3, ptrdiff_t k, int32_t* out) {
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (ptrdiff_t i = 0; i < k; ++i) {
+    const int16_t wv = static_cast<uint8_t>(w[i] ^ flip);
+    s0 += wv * c0[i];
+    s1 += wv * c1[i];
+    s2 += wv * c2[i];
+    s3 += wv * c3[i];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+inline int32_t Dot1(const uint8_t* __restrict w, uint8_t flip, const int16_t* __restrict c,
+                    ptrdiff_t k) {
+  int32_t s = 0;
+  for (ptrdiff_t i = 0; i < k; ++i) s += static_cast<int16_t>(w[i] ^ flip) * c[i];
+  return s;
+}
+
+}  // namespace
+
+QActivation QActivationOf(const KernelCall& call) {
+  QActivation a;
+  a.flip = FlipOf(call.inputs[0].dtype());
+  a.data = static_cast<const uint8_t*>(call.inputs[0].data);
+  a.zero = UnsignedAt(call.inputs[2].data, 0, a.flip);
+  return a;
+}
+
+QChannels QChannelsOf(const KernelCall& call, const void* w, int64_t ldw, int64_t channels) {
+  QChannels ch;
+  ch.w = static_cast<const uint8_t*>(w);
+  ch.ldw = ldw;
+  ch.flip = FlipOf(call.inputs[3].dtype());
+  ch.scale = call.inputs[4].f32();
+  ch.scale_step = call.inputs[4].elements() == 1 ? 0 : 1;
+  ch.zero = call.inputs[5].data;
+  ch.zero_step = call.inputs[5].elements() == 1 ? 0 : 1;
+  const TensorArg& b = Input(call, 8);
+  ch.bias = b.present() ? static_cast<const int32_t*>(b.data) : nullptr;
+  ch.count = channels;
+  return ch;
+}
+
+QOutput QOutputOf(const KernelCall& call, const Clamp& clamp) {
+  QOutput o;
+  const DType type = call.outputs[0].dtype();
+  const bool is_signed = type == DType::Int8;
+  o.y = static_cast<uint8_t*>(call.outputs[0].data);
+  o.x_scale = call.inputs[1].f32()[0];
+  o.y_scale = call.inputs[6].f32()[0];
+  o.zero = UnsignedAt(call.inputs[7].data, 0, FlipOf(type)) - (is_signed ? 128 : 0);
+  const float qlo = static_cast<float>((is_signed ? -128 : 0) - o.zero);
+  const float qhi = static_cast<float>((is_signed ? 127 : 255) - o.zero);
+  o.lo = qlo;
+  o.hi = qhi;
+  if (clamp.enabled) {
+    o.lo = ClampBound(clamp.lo / o.y_scale, qlo, qhi, qlo);
+    o.hi = ClampBound(clamp.hi / o.y_scale, qlo, qhi, qhi);
+  }
+  return o;
+}
+
+void RequantizeChunk(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, ptrdiff_t n,
+                     float scale, const QOutput& o, int64_t index, int64_t stride) {
+  if (sums != nullptr) {
+    Requantize<true>(acc, sums, wz, bias, n, scale, o, index, stride);
+  } else {
+    Requantize<false>(acc, nullptr, 0, bias, n, scale, o, index, stride);
+  }
+}
+
+void QGemmBlock(const QChannels& ch, const QColumns& cols, const QOutput& o) {
+  const auto k = static_cast<ptrdiff_t>(cols.k);  // <= kMaxReduction
+  int32_t acc[kQChunk];
+  for (int64_t i = 0; i < ch.count; ++i) {
+    const int64_t c = ch.c0 + i;
+    const uint8_t* row = ch.w + i * ch.ldw;
+    const int32_t wz = ChannelZero(ch, c);
+    const int32_t bias = ch.bias != nullptr ? ch.bias[c] : 0;
+    const float scale = ChannelScale(o, ch, c);
+    for (int64_t j0 = 0; j0 < cols.count; j0 += kQChunk) {
+      const auto n = static_cast<ptrdiff_t>(cols.count - j0 < kQChunk ? cols.count - j0 : kQChunk);
+      const int16_t* c0 = cols.data + j0 * k;
+      ptrdiff_t j = 0;
+      for (; j + 4 <= n; j += 4) {
+        const int16_t* cj = c0 + j * k;
+        Dot4(row, ch.flip, cj, cj + k, cj + 2 * k, cj + 3 * k, k, acc + j);
+      }
+      for (; j < n; ++j) acc[j] = Dot1(row, ch.flip, c0 + j * k, k);
+      Requantize<true>(acc, cols.sums + j0, wz, bias, n, scale, o,
+                       i * o.ld_channel + j0 * o.ld_column, o.ld_column);
+    }
+  }
+}
+
+int64_t QColumnsPerBlock(int64_t k, int64_t total) {
+  int64_t p = kQBlockBytes / (2 * (k > 0 ? k : 1) + 4);
+  p = p < kMinColumns ? kMinColumns : p;
+  return p < total ? p : total;
+}
+
+size_t QColumnBytes(int64_t p, int64_t k) {
+  return static_cast<size_t>(Align8(p * k * 2) + Align8(p * 4));
+}
+
+QColumns QColumnsIn(void* ws, int64_t p, int64_t k) {
+  auto* base = static_cast<unsigned char*>(ws);
+  QColumns cols;
+  cols.data = reinterpret_cast<int16_t*>(base);
+  cols.sums = reinterpret_cast<int32_t*>(base + Align8(p * k * 2));
+  cols.k = k;
+  return cols;
+}
+
+}  // namespace kernels
+}  // namespace baton
