@@ -655,6 +655,57 @@ bool QuantizedBias(const Graph& graph, const DqSource& b, float x_scale,
   return true;
 }
 
+// A per-tensor quantized activation: DequantizeLinear of a uint8/int8 tensor
+// with one-element constant scale and zero point.
+std::optional<DqSource> QuantizedActivation(const Graph& graph, const std::vector<int>& producer,
+                                            int t) {
+  std::optional<DqSource> s = DequantizedFrom(graph, producer, t);
+  if (!s) return std::nullopt;
+  const DType d = graph.tensors[s->q].dtype;
+  if ((d != DType::UInt8 && d != DType::Int8) || graph.tensors[s->scale].elements() != 1 ||
+      (s->zero >= 0 && graph.tensors[s->zero].elements() != 1)) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+// DequantizeLinear(a) + DequantizeLinear(b) [-> Relu | Clip] -> QuantizeLinear
+// => QLinearAdd (com.microsoft's inputs), when a, b and the output share one
+// 8-bit dtype. Node `add` is the Add, `act` the activation or -1.
+Check FuseQLinearAdd(Graph* graph, int qn, int add, int act,
+                     std::optional<std::pair<float, float>> clamp) {
+  const std::vector<int> producer = graph->Producers();
+  const Node& op = graph->nodes[add];
+  if (op.inputs.size() != 2 || op.outputs.size() != 1 || op.clamp) return Check();
+  const std::optional<DqSource> a = QuantizedActivation(*graph, producer, op.inputs[0]);
+  const std::optional<DqSource> b = QuantizedActivation(*graph, producer, op.inputs[1]);
+  if (!a || !b) return Check();
+  const Node& q = graph->nodes[qn];
+  const DType dtype = graph->tensors[a->q].dtype;
+  const int y = q.outputs[0];
+  if (graph->tensors[b->q].dtype != dtype || graph->tensors[y].dtype != dtype) return Check();
+  const std::string name = op.name;
+  Node fused;
+  fused.op = "QLinearAdd";
+  fused.name = name;
+  fused.clamp = clamp;
+  const int y_scale = q.inputs[1];
+  const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
+  fused.inputs = {a->q,
+                  a->scale,
+                  ZeroPointOr(graph, a->zero, dtype, 1, name + "_a_zero_point"),
+                  b->q,
+                  b->scale,
+                  ZeroPointOr(graph, b->zero, dtype, 1, name + "_b_zero_point"),
+                  y_scale,
+                  ZeroPointOr(graph, y_zero, dtype, 1, name + "_y_zero_point")};
+  fused.outputs = {y};
+  KillNode(&graph->nodes[add]);
+  if (act >= 0) KillNode(&graph->nodes[act]);
+  graph->nodes[qn] = std::move(fused);
+  return Check();
+}
+
 // Fuses the QDQ group ending at QuantizeLinear node `qn`:
 //   DequantizeLinear(x) -> Conv(., DequantizeLinear(w const)[, DequantizeLinear(b const)])
 //     [-> Relu | Clip] -> QuantizeLinear  =>  QLinearConv
@@ -697,6 +748,7 @@ Check FuseQLinearAt(Graph* graph, int qn) {
     p = producer[op_out];
     if (p < 0 || SoleReader(*graph, op_out) != act) return Check();
   }
+  if (graph->nodes[p].op == "Add") return FuseQLinearAdd(graph, qn, p, act, clamp);
   const Node& op = graph->nodes[p];
   const bool conv = op.op == "Conv";
   const bool gemm = op.op == "Gemm";

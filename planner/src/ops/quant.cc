@@ -140,33 +140,43 @@ std::vector<int64_t> ZeroPoints(const Tensor* zero_point, int64_t count) {
   return out;
 }
 
-Check EvalQuantize(const Node& node, const std::vector<const Tensor*>& inputs,
-                   const std::vector<Tensor*>& outputs) {
+// Scale and zero point values of a QuantizeLinear/DequantizeLinear node with
+// constant parameters, and the slice index of each element.
+struct QuantArgs {
+  QuantIndex index;
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+};
+
+Result<QuantArgs> ReadQuantArgs(const Node& node, const std::vector<const Tensor*>& inputs) {
   BATON_TRY(internal::RequireValue(inputs, 1));
   if (internal::HasInput(node, 2)) BATON_TRY(internal::RequireValue(inputs, 2));
-  const Tensor& x = *inputs[0];
-  const Tensor& scale = *inputs[1];
-  const QuantIndex index = MakeQuantIndex(node, x, scale);
-  const std::vector<int64_t> zp = ZeroPoints(inputs.size() > 2 ? inputs[2] : nullptr, index.count);
-  const std::vector<float> xs = Values<float>(x);
-  const std::vector<float> s = Values<float>(scale);
+  QuantArgs a;
+  a.index = MakeQuantIndex(node, *inputs[0], *inputs[1]);
+  a.scale = Values<float>(*inputs[1]);
+  a.zero_point = ZeroPoints(inputs.size() > 2 ? inputs[2] : nullptr, a.index.count);
+  return a;
+}
+
+Check EvalQuantize(const Node& node, const std::vector<const Tensor*>& inputs,
+                   const std::vector<Tensor*>& outputs) {
+  BATON_ASSIGN_OR_RETURN(const QuantArgs a, ReadQuantArgs(node, inputs));
+  const std::vector<float> xs = Values<float>(*inputs[0]);
   if (outputs[0]->dtype == DType::Int8) {
-    Quantize<int8_t>(xs, s, zp, index, outputs[0]);
+    Quantize<int8_t>(xs, a.scale, a.zero_point, a.index, outputs[0]);
   } else {
-    Quantize<uint8_t>(xs, s, zp, index, outputs[0]);
+    Quantize<uint8_t>(xs, a.scale, a.zero_point, a.index, outputs[0]);
   }
   return Check();
 }
 
 Check EvalDequantize(const Node& node, const std::vector<const Tensor*>& inputs,
                      const std::vector<Tensor*>& outputs) {
-  BATON_TRY(internal::RequireValue(inputs, 1));
-  if (internal::HasInput(node, 2)) BATON_TRY(internal::RequireValue(inputs, 2));
+  BATON_ASSIGN_OR_RETURN(const QuantArgs a, ReadQuantArgs(node, inputs));
   const Tensor& x = *inputs[0];
-  const Tensor& scale = *inputs[1];
-  const QuantIndex index = MakeQuantIndex(node, x, scale);
-  const std::vector<int64_t> zp = ZeroPoints(inputs.size() > 2 ? inputs[2] : nullptr, index.count);
-  const std::vector<float> s = Values<float>(scale);
+  const QuantIndex& index = a.index;
+  const std::vector<int64_t>& zp = a.zero_point;
+  const std::vector<float>& s = a.scale;
   std::vector<float> out;
   internal::VisitDType(x.dtype, [&](auto zero) {
     using T = decltype(zero);
