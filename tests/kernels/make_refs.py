@@ -1280,6 +1280,23 @@ def build_cases(np, torch):
         qadd(f"qadd_{tag}_clamp_binds", (3, 40), (3, 40), dt, clamp=[-0.3, 0.45],
              scales=[0.01, 0.02, 0.005])
     qadd("qadd_u8_no_c_zero_point", (3, 17), (17,), np.uint8, no_c_zero=True)
+    # a broadcast along the innermost dimension: ORT exchanges a and b, which
+    # changes results; scales picked so that the exchange shows.
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        info = np.iinfo(dt)
+        vals = np.arange(info.min, info.max + 1).astype(dt)
+        ga, gb = vals.reshape(256, 1), np.tile(vals, (256, 1))
+        for _ in range(400):
+            sc = [np.float32(2.0 ** rng.uniform(-9, -3)) for _ in range(3)]
+            zs = [q8(dt, ()) for _ in range(3)]
+            y = qladd_ref(np, ga, sc[0], zs[0], gb, sc[1], zs[1], sc[2], zs[2])
+            unswapped = qladd_ref(np, np.broadcast_to(ga, gb.shape).copy(), sc[0], zs[0], gb,
+                                  sc[1], zs[1], sc[2], zs[2])
+            if (y != unswapped).any():
+                break
+        assert (y != unswapped).any(), "no scales where the exchange shows"
+        add(f"qadd_{tag}_exchange_shows", "QLinearAdd", [ga, sc[0], zs[0], gb, sc[1], zs[1],
+                                                          sc[2], zs[2]], [y])
     for i in range(8):
         dt = (np.uint8, np.int8)[i % 2]
         r = int(rng.integers(1, 5))
