@@ -139,6 +139,73 @@ def qlinear_matmul_ref(np, a, a_s, az, b, bs, bz, ys, yz, bias, trans_b, clamp=N
     return qlinear_requantize(np, acc, scale, ys, yz, np.asarray(yz).dtype, clamp, acc.ndim - 1)
 
 
+def qladd_fma32(np, x, y, z):
+    """float32 fma(x, y, z), correctly rounded, for integer-valued x (|x| <
+    2^9) or x * y otherwise exact in float64: the product and z are exact in
+    float64, TwoSum gives the sum's rounding error, and rounding the sum to
+    odd (the odd one of the two float64 neighbours of the exact value) before
+    rounding to float32 avoids double rounding."""
+    x, y, z = (np.asarray(v, np.float64) for v in (x, y, z))
+    p = x * y
+    s = p + z
+    bp = s - z
+    e = (p - bp) + (z - (s - bp))
+    nb = np.nextafter(s, np.where(e > 0, np.inf, -np.inf))
+    odd = (s.view(np.int64) & 1) == 1
+    s = np.where((e != 0) & ~odd, nb, s)
+    return s.astype(np.float32)
+
+
+def qladd_ref(np, a, a_scale, a_zero, b, b_scale, b_zero, c_scale, c_zero=None, clamp=None):
+    """com.microsoft QLinearAdd as ONNX Runtime 1.30 computes it on x86-64
+    (MLAS's AVX2 kernel; tests/kernels/qlinear_vs_ort.py checks it bit for
+    bit), all in float32:
+        ra = a_scale / c_scale, rb = b_scale / c_scale
+        fixed = float(zc) - fma(ra, float(za), rb * float(zb))
+        c = saturate(round_half_even(fma(a, ra, fma(b, rb, fixed))))
+    with a and b exchanged when ORT's broadcast loop takes a as the scalar
+    operand (a broadcast along the innermost output dimension of size > 1, or
+    a one-element output). `clamp` {min, max} (real units; Baton's fused
+    activation) narrows the range [qmin, qmax] of the value to zc + [min /
+    c_scale, max / c_scale] before rounding (a NaN bound is none)."""
+    f = np.float32
+    a, b = np.asarray(a), np.asarray(b)
+    dt = a.dtype
+    zc = 0 if c_zero is None else int(np.asarray(c_zero).reshape(()))
+    za, zb = int(np.asarray(a_zero).reshape(())), int(np.asarray(b_zero).reshape(()))
+    out_shape = np.broadcast_shapes(a.shape, b.shape)
+    r = len(out_shape)
+    a_dims = (1,) * (r - a.ndim) + a.shape
+    swap = True
+    for d in reversed(range(r)):
+        if out_shape[d] > 1:
+            swap = a_dims[d] == 1
+            break
+    sa, sb = f(a_scale), f(b_scale)
+    if swap:
+        a, b, sa, sb, za, zb = b, a, sb, sa, zb, za
+    ra, rb = f(sa / f(c_scale)), f(sb / f(c_scale))
+    fixed = f(f(zc) - qladd_fma32(np, ra, f(za), f(rb * f(zb))))
+    av = np.broadcast_to(a.astype(np.int32).astype(f), out_shape)
+    bv = np.broadcast_to(b.astype(np.int32).astype(f), out_shape)
+    v = qladd_fma32(np, av, ra, qladd_fma32(np, bv, rb, fixed))
+    info = np.iinfo(dt)
+    lo, hi = f(info.min), f(info.max)
+    if clamp is not None:
+        rlo, rhi = f(info.min - zc), f(info.max - zc)
+        def bound(x, fallback):
+            if np.isnan(x):
+                return fallback
+            x = x if x > rlo else rlo
+            return x if x < rhi else rhi
+        with np.errstate(all="ignore"):
+            clo, chi = f(clamp[0]) / f(c_scale), f(clamp[1]) / f(c_scale)
+        lo, hi = f(bound(clo, rlo) + f(zc)), f(bound(chi, rhi) + f(zc))
+    v = np.where(v > lo, v, lo)
+    v = np.where(v < hi, v, hi)
+    return np.rint(v).astype(np.int64).astype(dt)
+
+
 def qlinear_scale_candidates(np):
     """Float32 expressions of the requantization scale (in_scale, w_scales,
     y_scale) -> scales: ONNX Runtime's (qlinear_scale) first."""
@@ -1162,6 +1229,84 @@ def build_cases(np, torch):
                 ydt=(np.uint8, np.int8)[int(rng.integers(0, 2))], per_col=bool(rng.integers(0, 2)),
                 bzero=("random", 0)[int(rng.integers(0, 2))], bias=bool(rng.integers(0, 2)),
                 spread=float(2.0 ** rng.uniform(2, 9)))
+
+    # ---------------------------------------------------------- QLinearAdd
+    # qladd_ref (ONNX Runtime's arithmetic, checked by qlinear_vs_ort.py):
+    # both dtypes, broadcasting (scalar, per channel, both ways, outer
+    # product), saturation, exact .5 ties (power-of-two scales over every
+    # pair of 8-bit values), fused clamps, no c_zero_point.
+    def qadd(name, sa, sb, dt=np.uint8, scales=None, zeros=None, clamp=None, a=None, b=None,
+             no_c_zero=False):
+        a = q8(dt, sa) if a is None else a
+        b = q8(dt, sb) if b is None else b
+        if scales is None:
+            scales = [float(2.0 ** rng.uniform(-9, -3)) for _ in range(3)]
+        a_s, b_s, c_s = (np.float32(v) for v in scales)
+        az, bz, cz = ((q8(dt, ()) for _ in range(3)) if zeros is None
+                      else (np.asarray(v, dt) for v in zeros))
+        if no_c_zero:
+            cz = None
+        y = qladd_ref(np, a, a_s, az, b, b_s, bz, c_s, cz, clamp)
+        params = dict(type="ElementwiseParams", clamp=clamp) if clamp is not None else None
+        inputs = [a, a_s, az, b, b_s, bz, c_s] + ([] if no_c_zero else [cz])
+        add(name, "QLinearAdd", inputs, [y], params)
+
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        info = np.iinfo(dt)
+        vals = np.arange(info.min, info.max + 1).astype(dt)
+        qadd(f"qadd_{tag}_same_shape", (2, 3, 5, 7), (2, 3, 5, 7), dt)
+        qadd(f"qadd_{tag}_scalar_b", (2, 3, 4, 5), (), dt)
+        qadd(f"qadd_{tag}_scalar_a", (1,), (2, 3, 4, 5), dt)
+        qadd(f"qadd_{tag}_per_channel_b", (2, 8, 5, 5), (1, 8, 1, 1), dt)
+        qadd(f"qadd_{tag}_per_channel_a", (1, 8, 1, 1), (2, 8, 5, 5), dt)
+        qadd(f"qadd_{tag}_outer", (3, 1, 5), (1, 4, 1), dt)
+        qadd(f"qadd_{tag}_last_axis", (2, 3, 6), (6,), dt)
+        qadd(f"qadd_{tag}_one_element", (1, 1), (1,), dt)
+        qadd(f"qadd_{tag}_saturate", (4, 33), (4, 33), dt, scales=[0.05, 0.07, 0.001])
+        # every pair of values, power-of-two scales: exact .5 ties both ways
+        grid_a = np.tile(vals, (256, 1))
+        grid_b = vals.reshape(256, 1)
+        qadd(f"qadd_{tag}_ties_grid", None, None, dt, scales=[2.0 ** -6, 2.0 ** -5, 2.0 ** -3],
+             a=grid_a, b=np.tile(grid_b, (1, 256)))
+        qadd(f"qadd_{tag}_ties_rows", None, None, dt, scales=[2.0 ** -5, 2.0 ** -6, 2.0 ** -4],
+             a=grid_a, b=grid_b)
+        qadd(f"qadd_{tag}_ties_cols", None, None, dt, scales=[2.0 ** -4, 2.0 ** -7, 2.0 ** -5],
+             a=grid_b, b=grid_a)
+        qadd(f"qadd_{tag}_random_scales_grid", None, None, dt,
+             scales=[0.0123, 0.0371, 0.0419], a=grid_a, b=np.tile(grid_b, (1, 256)))
+        qadd(f"qadd_{tag}_relu", (2, 4, 6, 6), (2, 4, 6, 6), dt, clamp=relu)
+        qadd(f"qadd_{tag}_clip6", (2, 4, 6, 6), (1, 4, 1, 1), dt, clamp=[0.0, 6.0],
+             scales=[0.03, 0.05, 0.04])
+        qadd(f"qadd_{tag}_clamp_binds", (3, 40), (3, 40), dt, clamp=[-0.3, 0.45],
+             scales=[0.01, 0.02, 0.005])
+    qadd("qadd_u8_no_c_zero_point", (3, 17), (17,), np.uint8, no_c_zero=True)
+    # a broadcast along the innermost dimension: ORT exchanges a and b, which
+    # changes results; scales picked so that the exchange shows.
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        info = np.iinfo(dt)
+        vals = np.arange(info.min, info.max + 1).astype(dt)
+        ga, gb = vals.reshape(256, 1), np.tile(vals, (256, 1))
+        for _ in range(400):
+            sc = [np.float32(2.0 ** rng.uniform(-9, -3)) for _ in range(3)]
+            zs = [q8(dt, ()) for _ in range(3)]
+            y = qladd_ref(np, ga, sc[0], zs[0], gb, sc[1], zs[1], sc[2], zs[2])
+            unswapped = qladd_ref(np, np.broadcast_to(ga, gb.shape).copy(), sc[0], zs[0], gb,
+                                  sc[1], zs[1], sc[2], zs[2])
+            if (y != unswapped).any():
+                break
+        assert (y != unswapped).any(), "no scales where the exchange shows"
+        add(f"qadd_{tag}_exchange_shows", "QLinearAdd", [ga, sc[0], zs[0], gb, sc[1], zs[1],
+                                                          sc[2], zs[2]], [y])
+    for i in range(8):
+        dt = (np.uint8, np.int8)[i % 2]
+        r = int(rng.integers(1, 5))
+        sa = tuple(int(rng.integers(1, 6)) for _ in range(r))
+        sb = tuple(d if rng.random() < 0.5 else 1 for d in sa)
+        if i % 4 == 3:
+            sa, sb = sb, sa
+        qadd(f"qadd_random_{i}", sa, sb, dt,
+             scales=[float(2.0 ** rng.uniform(-10, -2)) for _ in range(3)],
+             clamp=(None, relu)[int(rng.integers(0, 2))])
     return cases
 
 

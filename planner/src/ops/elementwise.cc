@@ -49,6 +49,46 @@ Check InferPow(InferContext& c) {
   return Check();
 }
 
+// QLinearAdd (com.microsoft's; runtime/src/kernels/qlinear.cc): a, a_scale,
+// a_zero_point, b, b_scale, b_zero_point, c_scale, [c_zero_point]. a and b
+// uint8 or int8 of one dtype, scales float32 of one element, zero points of
+// one element and the dtype of their tensor; the output has c_zero_point's
+// dtype (uint8 when it is absent) and the broadcast shape.
+Check InferQLinearAdd(InferContext& c) {
+  const auto quantized = [](DType d) { return d == DType::UInt8 || d == DType::Int8; };
+  for (int i : {0, 3}) {
+    if (!c.Has(i)) return c.Err("input " + std::to_string(i) + " is missing");
+  }
+  if (!quantized(c.In(0).dtype)) {
+    return c.Err("a " + c.Desc(0) + " must be uint8 or int8");
+  }
+  BATON_TRY(c.RequireDType(3, c.In(0).dtype));
+  for (int i : {1, 4, 6}) {
+    if (!c.Has(i)) return c.Err("scale input " + std::to_string(i) + " is missing");
+    BATON_TRY(c.RequireFloat(i));
+    if (c.Rank(i) > 1 || c.In(i).elements() != 1) {
+      return c.Err("scale " + c.Desc(i) + " must have one element");
+    }
+  }
+  for (int i : {2, 5, 7}) {
+    if (!c.Has(i)) {
+      if (i == 7) continue;
+      return c.Err("zero point input " + std::to_string(i) + " is missing");
+    }
+    BATON_TRY(c.RequireDType(i, c.In(0).dtype));
+    if (c.Rank(i) > 1 || c.In(i).elements() != 1) {
+      return c.Err("zero point " + c.Desc(i) + " must have one element");
+    }
+  }
+  Shape out;
+  if (!internal::BroadcastShapes(c.S(0), c.S(3), &out)) {
+    return c.Err("shapes " + ShapeString(c.S(0)) + " and " + ShapeString(c.S(3)) + " of " +
+                 c.Name(0) + " and " + c.Name(3) + " are not broadcastable");
+  }
+  c.Output(c.Has(7) ? c.In(7).dtype : DType::UInt8, out);
+  return Check();
+}
+
 // The slope broadcasts to x (ONNX's unidirectional broadcast).
 Check InferPRelu(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
@@ -206,6 +246,7 @@ const OpDef kOps[] = {
     {"Max", 2, 2, 1, 1, InferElementwise, true, schema::Op::Max, 2, nullptr, nullptr, EvalBinary<MaxFn>, false},
     {"Min", 2, 2, 1, 1, InferElementwise, true, schema::Op::Min, 2, nullptr, nullptr, EvalBinary<MinFn>, false},
     {"PRelu", 2, 2, 1, 1, InferPRelu, true, schema::Op::PRelu, 2, nullptr, nullptr, EvalPRelu, false},
+    {"QLinearAdd", 7, 8, 1, 1, InferQLinearAdd, true, schema::Op::QLinearAdd, kAllInputs, LowerElementwise, nullptr, nullptr, false},
 };
 // clang-format on
 

@@ -1,4 +1,5 @@
 // QLinearConv and QLinearMatMul: uint8/int8 convolution and matrix product
+// (and QLinearAdd, at the end of this file: see its own comment)
 // with an int32 accumulator and ONNX Runtime's requantization (issue 15).
 // Inputs as in ONNX: 0 x, 1 x_scale, 2 x_zero_point, 3 w, 4 w_scale,
 // 5 w_zero_point, 6 y_scale, 7 y_zero_point, 8 optional int32 bias (one per
@@ -36,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broadcast.h"
 #include "conv.h"
 #include "kernel_family.h"
 #include "kernel_util.h"
@@ -64,6 +66,13 @@ inline bool DimsWithinLimit(const TensorArg& t) {
     if (t.dim(i) > kMaxDim) return false;
   }
   return true;
+}
+
+// A fused clamp bound in output LSBs kept inside [lo, hi]; NaN: `fallback`.
+inline float ClampBoundOf(float v, float lo, float hi, float fallback) {
+  if (v != v) return fallback;
+  v = v > lo ? v : lo;
+  return v < hi ? v : hi;
 }
 
 // Inputs 1, 2 (x's scale and zero point), 4, 5 (w's: per tensor or per
@@ -439,11 +448,147 @@ Status QMatMulEval(const KernelCall& call) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------- QLinearAdd
+//
+// com.microsoft's QLinearAdd: inputs 0 a, 1 a_scale, 2 a_zero_point, 3 b,
+// 4 b_scale, 5 b_zero_point, 6 c_scale, 7 c_zero_point (optional: 0, uint8
+// output); a, b and c all uint8 or all int8, numpy broadcasting of a and b.
+// ONNX Runtime's arithmetic (MLAS's AVX2 QLinearAdd, found bit-exact against
+// ORT 1.30 by tests/kernels/qlinear_vs_ort.py), all float32:
+//
+//   ra = a_scale / c_scale,  rb = b_scale / c_scale
+//   fixed = float(zc) - fma(ra, float(za), rb * float(zb))
+//   v = fma(float(a), ra, fma(float(b), rb, fixed))
+//   c = saturate(round_half_even(v))
+//
+// with a and b exchanged (operands, scales and zero points) where ORT's
+// broadcast loop sees a as the scalar operand: when a is broadcast along the
+// innermost collapsed dimension (or the output has one element). The fused
+// clamp {min, max} (ElementwiseParams.clamp, real units) narrows v's range
+// [qmin, qmax] to zc + [min / c_scale, max / c_scale] (a NaN bound is none),
+// as QLinearConv's; v is clamped before rounding (NaN to the low bound).
+
+struct QAddSide {
+  const uint8_t* data = nullptr;
+  float ratio = 0.0f;  // scale / c_scale
+  int32_t zero = 0;
+  const int64_t* strides = nullptr;
+};
+
+inline int32_t SignedZero(const TensorArg& z, DType type) {
+  if (!z.present()) return 0;
+  const uint8_t byte = static_cast<const uint8_t*>(z.data)[0];
+  return type == DType::Int8 ? static_cast<int32_t>(static_cast<int8_t>(byte)) : byte;
+}
+
+Status ParseQAdd(const KernelCall& call, Broadcast2* bc) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 7, 8, 1));
+  BATON_KCHECK(call.node->params_type() == schema::Params::NONE ||
+                   call.node->params_type() == schema::Params::ElementwiseParams,
+               "QLinearAdd takes ElementwiseParams");
+  const TensorArg& a = call.inputs[0];
+  const TensorArg& b = call.inputs[3];
+  const TensorArg& y = call.outputs[0];
+  BATON_KCHECK(IsQ8(a.dtype()) && b.dtype() == a.dtype() && y.dtype() == a.dtype(),
+               "QLinearAdd a, b and output must be all uint8 or all int8");
+  BATON_KCHECK(IsScalarOf(call.inputs[1], DType::Float32) &&
+                   IsScalarOf(call.inputs[4], DType::Float32) &&
+                   IsScalarOf(call.inputs[6], DType::Float32),
+               "QLinearAdd scales must be float32 scalars");
+  BATON_KCHECK(IsScalarOf(call.inputs[2], a.dtype()) && IsScalarOf(call.inputs[5], a.dtype()),
+               "QLinearAdd a_zero_point and b_zero_point must be scalars of the inputs' dtype");
+  const TensorArg& zc = Input(call, 7);
+  if (zc.present()) {
+    BATON_KCHECK(IsScalarOf(zc, y.dtype()),
+                 "QLinearAdd c_zero_point must be a scalar of the output's dtype");
+  } else {
+    BATON_KCHECK(y.dtype() == DType::UInt8, "QLinearAdd without c_zero_point writes uint8");
+  }
+  return MakeBroadcast2(a, b, y, bc);
+}
+
+Status QAddPrepare(const KernelCall& call) {
+  Broadcast2 bc;
+  return ParseQAdd(call, &bc);
+}
+
+Status QAddEval(const KernelCall& call) {
+  Broadcast2 bc;
+  BATON_RETURN_IF_ERROR(ParseQAdd(call, &bc));
+  const TensorArg& y = call.outputs[0];
+  if (y.elements() == 0) return Status::Ok();
+  const DType type = y.dtype();
+  const bool is_signed = type == DType::Int8;
+  const float cs = call.inputs[6].f32()[0];
+  QAddSide p, q;  // p: ORT's vector operand ("A"), q: the other ("B")
+  p.data = static_cast<const uint8_t*>(call.inputs[0].data);
+  p.ratio = call.inputs[1].f32()[0] / cs;
+  p.zero = SignedZero(call.inputs[2], type);
+  p.strides = bc.sa;
+  q.data = static_cast<const uint8_t*>(call.inputs[3].data);
+  q.ratio = call.inputs[4].f32()[0] / cs;
+  q.zero = SignedZero(call.inputs[5], type);
+  q.strides = bc.sb;
+  const uint32_t inner = bc.rank - 1;
+  if (bc.sa[inner] == 0) {
+    const QAddSide t = p;
+    p = q;
+    q = t;
+  }
+  const int32_t zc = SignedZero(Input(call, 7), type);
+  const float fixed =
+      static_cast<float>(zc) -
+      __builtin_fmaf(p.ratio, static_cast<float>(p.zero), q.ratio * static_cast<float>(q.zero));
+  // v's range, output zero point included.
+  const float qlo = is_signed ? -128.0f : 0.0f;
+  const float qhi = is_signed ? 127.0f : 255.0f;
+  float lo = qlo, hi = qhi;
+  const schema::ElementwiseParams* params = call.node->params_as_ElementwiseParams();
+  const Clamp clamp = Clamp::From(params ? params->clamp() : nullptr);
+  if (clamp.enabled) {
+    const float rlo = qlo - static_cast<float>(zc), rhi = qhi - static_cast<float>(zc);
+    lo = ClampBoundOf(clamp.lo / cs, rlo, rhi, rlo) + static_cast<float>(zc);
+    hi = ClampBoundOf(clamp.hi / cs, rlo, rhi, rhi) + static_cast<float>(zc);
+  }
+  const uint8_t flip = FlipOf(type);
+  const int32_t off = is_signed ? 128 : 0;
+  const int64_t n = bc.shape[inner];
+  const int64_t sp = p.strides[inner], sq = q.strides[inner];
+  int64_t outer = 1;
+  for (uint32_t d = 0; d < inner; ++d) outer *= bc.shape[d];
+  uint8_t* out = static_cast<uint8_t*>(y.data);
+  int64_t index[kMaxRank] = {};
+  int64_t op = 0, oq = 0;
+  for (int64_t t = 0; t < outer; ++t) {
+    const uint8_t* pa = p.data + op;
+    const uint8_t* pb = q.data + oq;
+    for (int64_t j = 0; j < n; ++j) {
+      const auto av = static_cast<float>((pa[j * sp] ^ flip) - off);
+      const auto bv = static_cast<float>((pb[j * sq] ^ flip) - off);
+      float v = __builtin_fmaf(av, p.ratio, __builtin_fmaf(bv, q.ratio, fixed));
+      v = v > lo ? v : lo;  // NaN -> lo
+      v = v < hi ? v : hi;
+      out[j] = static_cast<uint8_t>(static_cast<int32_t>(RoundHalfEven(v)));
+    }
+    out += n;
+    for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
+      op += p.strides[d];
+      oq += q.strides[d];
+      if (++index[d] < bc.shape[d]) break;
+      op -= p.strides[d] * bc.shape[d];
+      oq -= q.strides[d] * bc.shape[d];
+      index[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 constexpr KernelEntry kQLinearEntries[] = {
     {Op::QLinearConv, kAllDeviceKinds, QConvPrepare, QConvEval, QConvWorkspaceBytes},
     {Op::QLinearMatMul, kAllDeviceKinds, QMatMulPrepare, QMatMulEval, QMatMulWorkspaceBytes},
+    {Op::QLinearAdd, kAllDeviceKinds, QAddPrepare, QAddEval, nullptr},
 };
 BATON_KERNEL_FAMILY(QLinear, kQLinearEntries);
 
