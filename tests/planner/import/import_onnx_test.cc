@@ -122,32 +122,31 @@ TEST_F(OnnxCasesTest, RecurrentNodes) {
 }
 
 // QLinearConv, QLinearMatMul and com.microsoft's QLinearAdd and
-// QLinearGlobalAveragePool become DequantizeLinear -> float op ->
-// QuantizeLinear; the weight's and the bias's DequantizeLinear fold into
-// float32 constants (bias scale xs * ws per channel): five DequantizeLinear
-// of activations (x, c, mm, c, a), four QuantizeLinear. Outputs against ONNX
+// QLinearGlobalAveragePool are lowered by the importer to
+// DequantizeLinear -> float op -> QuantizeLinear (bias scale xs * ws, a Mul
+// that folds), and the simplifier fuses the groups that have integer kernels
+// back: QLinearConv reading the model's own int8 weight and int32 bias,
+// QLinearMatMul, QLinearAdd. GlobalAveragePool has no integer kernel and stays
+// between one DequantizeLinear and one QuantizeLinear. Outputs against ONNX
 // Runtime: tests/quant.
 TEST_F(OnnxCasesTest, QLinearOpsLowerToQdq) {
   auto g = ImportOnnx(Case("qlinear_ops"));
   ASSERT_TRUE(g.ok()) << g.error();
   const std::map<std::string, int> want = {
-      {"DequantizeLinear", 5}, {"QuantizeLinear", 4}, {"Conv", 1},
-      {"MatMul", 1},           {"Add", 1},            {"GlobalAveragePool", 1}};
+      {"QLinearConv", 1},      {"QLinearMatMul", 1},     {"QLinearAdd", 1},
+      {"DequantizeLinear", 1}, {"GlobalAveragePool", 1}, {"QuantizeLinear", 1}};
   EXPECT_EQ(OpCounts(*g), want);
   EXPECT_EQ(g->tensors[g->outputs[0]].dtype, DType::UInt8);
   const Node* conv = nullptr;
   for (const Node& n : g->nodes) {
-    if (n.op == "Conv") conv = &n;
+    if (n.op == "QLinearConv") conv = &n;
   }
   ASSERT_NE(conv, nullptr);
-  ASSERT_EQ(conv->inputs.size(), 3u);
-  const Tensor& bias = g->tensors[conv->inputs[2]];
-  ASSERT_TRUE(bias.is_constant);
-  EXPECT_EQ(bias.FloatData(), (std::vector<float>{5 * 0.03f * 0.01f, -9 * 0.03f * 0.02f}));
-  const Tensor& w = g->tensors[conv->inputs[1]];
-  ASSERT_TRUE(w.is_constant);
-  EXPECT_EQ(w.dtype, DType::Float32);
-  EXPECT_EQ(w.FloatData()[27], static_cast<float>(27 % 7 - 3) * 0.02f);  // channel 1
+  std::vector<std::string> inputs;
+  for (int t : conv->inputs) inputs.push_back(g->tensors[t].name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}));
+  EXPECT_EQ(g->tensors[conv->inputs[3]].dtype, DType::Int8);
+  EXPECT_EQ(g->tensors[conv->inputs[8]].dtype, DType::Int32);
   ExpectError("qlinear_channels_last", "QLinearGlobalAveragePool (domain 'com.microsoft')");
 }
 

@@ -41,7 +41,8 @@ Check FoldConstants(Graph* graph);
 // (per tensor or per output channel) and an optional constant int32 bias of
 // scale x_scale * w_scale [-> Relu | Clip] -> QuantizeLinear becomes one
 // QLinearConv or QLinearMatMul reading the quantized tensors, with the
-// activation as its clamp. Runs before FoldConstants (which would dequantize
+// activation as its clamp; DequantizeLinear(a) + DequantizeLinear(b)
+// [-> Relu | Clip] -> QuantizeLinear of one 8-bit dtype becomes QLinearAdd. Runs before FoldConstants (which would dequantize
 // the weights); folds everything else first, turns Casts to their input's
 // dtype into Identity, and removes DequantizeLinear nodes left unread.
 Check FuseQLinear(Graph* graph);
