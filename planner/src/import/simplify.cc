@@ -338,9 +338,23 @@ Check FoldBatchNormAt(Graph* graph, int b) {
   return Check();
 }
 
+// The clamp [lo, hi] of a Relu or Clip node (Clip's bounds from constant
+// inputs or attributes), or nullopt when it is neither or a bound is not a
+// constant scalar.
+std::optional<std::pair<float, float>> ActivationRange(const Graph& graph, const Node& act) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  if (act.op == "Relu") return std::make_pair(0.0f, kInf);
+  if (act.op != "Clip") return std::nullopt;
+  std::optional<float> min_in, max_in;
+  if (!ConstScalar(graph, act, 1, &min_in) || !ConstScalar(graph, act, 2, &max_in)) {
+    return std::nullopt;
+  }
+  return std::make_pair(min_in ? *min_in : act.GetFloat("min", -kInf),
+                        max_in ? *max_in : act.GetFloat("max", kInf));
+}
+
 // Fuses Relu or Clip node `r` into its producer's clamp.
 Check FuseActivationAt(Graph* graph, int r) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
   const Node& act = graph->nodes[r];
   if ((act.op != "Relu" && act.op != "Clip") || act.inputs.empty() || act.inputs[0] < 0) {
     return Check();
@@ -352,15 +366,9 @@ Check FuseActivationAt(Graph* graph, int r) {
   const bool fusable_op = producer.op == "Conv" || producer.op == "Gemm" ||
                           (producer.op == "Add" && graph->tensors[x].dtype == DType::Float32);
   if (!fusable_op || producer.outputs.size() != 1 || !SoleConsumer(*graph, x, r)) return Check();
-  float lo = 0.0f, hi = kInf;
-  if (act.op == "Clip") {
-    std::optional<float> min_in, max_in;
-    if (!ConstScalar(*graph, act, 1, &min_in) || !ConstScalar(*graph, act, 2, &max_in)) {
-      return Check();
-    }
-    lo = min_in ? *min_in : act.GetFloat("min", -kInf);
-    hi = max_in ? *max_in : act.GetFloat("max", kInf);
-  }
+  const std::optional<std::pair<float, float>> range = ActivationRange(*graph, act);
+  if (!range) return Check();
+  float lo = range->first, hi = range->second;
   if (producer.clamp) {
     lo = std::max(lo, producer.clamp->first);
     hi = std::min(hi, producer.clamp->second);
@@ -543,40 +551,6 @@ int AddFloatTensor(Graph* graph, const std::string& base) {
 
 // ---- Integer ops from QDQ groups (issue 15) ----
 
-// Values of an integer or bool constant, widened.
-std::vector<int64_t> IntValues(const Tensor& t) {
-  std::vector<int64_t> out(static_cast<size_t>(t.elements()));
-  const size_t size = DTypeBytes(t.dtype);
-  if (t.data.size() < out.size() * size) return {};
-  for (size_t i = 0; i < out.size(); ++i) {
-    const uint8_t* p = t.data.data() + i * size;
-    switch (t.dtype) {
-      case DType::Int8:
-        out[i] = static_cast<int8_t>(*p);
-        break;
-      case DType::UInt8:
-      case DType::Bool:
-        out[i] = *p;
-        break;
-      case DType::Int32: {
-        int32_t v;
-        std::memcpy(&v, p, sizeof(v));
-        out[i] = v;
-        break;
-      }
-      case DType::Int64: {
-        int64_t v;
-        std::memcpy(&v, p, sizeof(v));
-        out[i] = v;
-        break;
-      }
-      case DType::Float32:
-        return {};
-    }
-  }
-  return out;
-}
-
 // A DequantizeLinear that produced tensor `t`, with constant scale and zero
 // point: `q` the quantized tensor, scale/zero the (possibly absent: -1)
 // inputs, `axis` normalized.
@@ -641,9 +615,13 @@ bool QuantizedBias(const Graph& graph, const DqSource& b, float x_scale,
     return false;
   }
   if (b.zero >= 0) {
-    for (int64_t z : IntValues(graph.tensors[b.zero])) {
-      if (z != 0) return false;
-    }
+    bool all_zero = true;
+    internal::VisitDType(graph.tensors[b.zero].dtype, [&](auto zero) {
+      for (auto z : internal::Values<decltype(zero)>(graph.tensors[b.zero])) {
+        all_zero = all_zero && z == 0;
+      }
+    });
+    if (!all_zero) return false;
   }
   const std::vector<float> bs = graph.tensors[b.scale].FloatData();
   if (bs.size() != 1 && static_cast<int64_t>(bs.size()) != channels) return false;
@@ -714,9 +692,8 @@ Check FuseQLinearAdd(Graph* graph, int qn, int add, int act,
 //     transA = 0) [-> Relu | Clip] -> QuantizeLinear  =>  QLinearMatMul
 // with per-tensor activations, per-tensor or per-output-channel weights. The
 // DequantizeLinear nodes stay for their other readers (FoldConstants and
-// RemoveDeadNodes take the rest).
+// RemoveUnreadDequantize take the rest).
 Check FuseQLinearAt(Graph* graph, int qn) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
   const Node& q = graph->nodes[qn];
   if (q.op != "QuantizeLinear" || q.inputs.size() < 2 || q.outputs.size() != 1 ||
       q.inputs[0] < 0 || !IsConstant(*graph, q.inputs[1]) ||
@@ -732,17 +709,10 @@ Check FuseQLinearAt(Graph* graph, int qn) {
   int act = -1;
   if (graph->nodes[p].op == "Relu" || graph->nodes[p].op == "Clip") {
     const Node& a = graph->nodes[p];
-    float lo = 0.0f, hi = kInf;
-    if (a.op == "Clip") {
-      std::optional<float> min_in, max_in;
-      if (!ConstScalar(*graph, a, 1, &min_in) || !ConstScalar(*graph, a, 2, &max_in)) {
-        return Check();
-      }
-      lo = min_in ? *min_in : a.GetFloat("min", -kInf);
-      hi = max_in ? *max_in : a.GetFloat("max", kInf);
+    clamp = ActivationRange(*graph, a);
+    if (!clamp || !(clamp->first <= clamp->second) || a.inputs.empty() || a.inputs[0] < 0) {
+      return Check();
     }
-    if (!(lo <= hi) || a.inputs.empty() || a.inputs[0] < 0) return Check();
-    clamp = std::make_pair(lo, hi);
     act = p;
     op_out = a.inputs[0];
     p = producer[op_out];
