@@ -140,9 +140,11 @@ bool DeviceCanRun(const Graph& g, const TargetDevice& dev, const Node& node, std
     for (int ti : *list) {
       if (ti < 0) continue;
       const Tensor& tensor = g.tensors[ti];
-      // Constant index/shape operands (e.g. Gather indices) are parameters,
-      // not data the device computes on.
-      if (tensor.is_constant && tensor.dtype != DType::Float32) continue;
+      // Constants are parameters, not data the device computes on: index
+      // and shape operands (Gather indices, Reshape shapes) and quantization
+      // parameters (a QLinearConv's float32 scales and int32 bias on an
+      // int8-only NPU). The activations decide.
+      if (tensor.is_constant) continue;
       if (!dev.Handles(DTypeName(tensor.dtype))) {
         *why = std::string("device does not handle dtype ") + DTypeName(tensor.dtype) +
                " of tensor '" + tensor.name + "'";

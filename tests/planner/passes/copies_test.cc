@@ -88,6 +88,52 @@ int CopiesOf(const Program& p, const std::string& tensor) {
   return count;
 }
 
+// An int8-only device (as Ethos-U and other NPUs are) runs a QLinearConv,
+// whose float32 scales and int32 bias are constants, but not a node that
+// reads or writes a float32 activation.
+TEST(Assign, Int8OnlyDeviceJudgesActivationsNotParameters) {
+  Graph g;
+  auto add = [&g](const std::string& name, DType dtype, bool constant) {
+    Tensor t;
+    t.name = name;
+    t.dtype = dtype;
+    t.is_constant = constant;
+    g.tensors.push_back(t);
+    return static_cast<int>(g.tensors.size()) - 1;
+  };
+  const int x = add("x", DType::UInt8, false), xs = add("xs", DType::Float32, true),
+            xz = add("xz", DType::UInt8, true), w = add("w", DType::Int8, true),
+            ws = add("ws", DType::Float32, true), wz = add("wz", DType::Int8, true),
+            ys = add("ys", DType::Float32, true), yz = add("yz", DType::UInt8, true),
+            b = add("b", DType::Int32, true), y = add("y", DType::UInt8, false),
+            f = add("f", DType::Float32, false);
+  Node qconv;
+  qconv.name = "qconv";
+  qconv.op = "QLinearConv";
+  qconv.inputs = {x, xs, xz, w, ws, wz, ys, yz, b};
+  qconv.outputs = {y};
+  Node dq;
+  dq.name = "dq";
+  dq.op = "DequantizeLinear";
+  dq.inputs = {y, ys, yz};
+  dq.outputs = {f};
+
+  TargetDevice npu;
+  npu.name = "npu";
+  npu.kind = schema::DeviceKind::Npu;
+  npu.ops = {"QLinearConv", "DequantizeLinear"};
+  npu.dtypes = {"uint8", "int8"};
+  std::string why;
+  EXPECT_TRUE(DeviceCanRun(g, npu, qconv, &why)) << why;
+  EXPECT_FALSE(DeviceCanRun(g, npu, dq, &why));
+  EXPECT_EQ(why, "device does not handle dtype float32 of tensor 'f'");
+
+  // A float-only device runs neither: the activations are 8-bit.
+  npu.dtypes = {"float32"};
+  EXPECT_FALSE(DeviceCanRun(g, npu, qconv, &why));
+  EXPECT_EQ(why, "device does not handle dtype uint8 of tensor 'x'");
+}
+
 TEST(Copies, SharedDomainsNeedNoCopy) {
   bool ok = false;
   Program p = Make({"Relu=gpu"}, &ok);

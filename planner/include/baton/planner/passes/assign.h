@@ -26,8 +26,9 @@ struct AssignRule {
 Result<AssignRule> ParseAssignRule(const std::string& text);
 
 // True when `device` runs `node`'s op and handles the dtypes of its
-// tensors (constant non-float operands such as Gather indices are
-// parameters and do not count); otherwise `why` says which.
+// non-constant tensors (constants are parameters and do not count: Gather
+// indices, Reshape shapes, a QLinearConv's float scales and int32 bias on
+// an int8-only NPU); otherwise `why` says which.
 bool DeviceCanRun(const Graph& graph, const TargetDevice& device, const Node& node,
                   std::string* why);
 
