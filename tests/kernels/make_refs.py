@@ -1307,6 +1307,89 @@ def build_cases(np, torch):
         qadd(f"qadd_random_{i}", sa, sb, dt,
              scales=[float(2.0 ** rng.uniform(-10, -2)) for _ in range(3)],
              clamp=(None, relu)[int(rng.integers(0, 2))])
+
+    # ------------------------------------- QLinearAveragePool / GlobalAveragePool
+    # ONNX Runtime 1.30's fused kernels (contrib_ops qlinear_pool.cc and MLAS
+    # qlgavgpool.cpp), in float32 step by step: windows dequantize, sum in
+    # row order, divide by the count, then round(avg / y_scale + y_zero);
+    # the whole unpadded plane (and the global op) sums integers and
+    # requantizes with x_scale / (y_scale * size). Scales shared by x and y
+    # put averages of 2 or 4 taps on .5 ties.
+    f32 = np.float32
+
+    def qpool_global_ref(x, xs, xz, ys, yz, dt):
+        info = np.iinfo(dt)
+        size = int(np.prod(x.shape[2:]))
+        acc = x.reshape(x.shape[0], x.shape[1], -1).astype(np.int64).sum(-1) - int(xz) * size
+        scale = f32(xs) / (f32(ys) * f32(size))
+        v = acc.astype(f32) * scale
+        v = np.minimum(np.maximum(v, f32(info.min - int(yz))), f32(info.max - int(yz)))
+        return (np.rint(v).astype(np.int64) + int(yz)).astype(dt).reshape(
+            x.shape[:2] + (1,) * (x.ndim - 2))
+
+    def qpool_window_ref(x, xs, xz, ys, yz, dt, kernel, strides, pads, ceil, incl):
+        info = np.iinfo(dt)
+        x4 = x if x.ndim == 4 else x[:, :, None, :]
+        k = kernel if len(kernel) == 2 else [1] + kernel
+        st = strides if len(strides) == 2 else [1] + strides
+        pd = pads if len(pads) == 4 else [0, pads[0], 0, pads[1]]
+        n, c, h, w = x4.shape
+        if k == [h, w] and not any(pd):
+            return qpool_global_ref(x, xs, xz, ys, yz, dt)
+        plane = f32(xs) * (x4.astype(np.int32) - int(xz)).astype(f32)
+
+        def out_size(i, kk, s_, pb, pe):
+            span = i + pb + pe - kk
+            o = (-(-span // s_) if ceil else span // s_) + 1
+            return o - 1 if ceil and (o - 1) * s_ >= i + pb else o
+        oh, ow = out_size(h, k[0], st[0], pd[0], pd[2]), out_size(w, k[1], st[1], pd[1], pd[3])
+        y = np.zeros((n, c, oh, ow), dt)
+        for i in range(oh):
+            y0 = i * st[0] - pd[0]
+            y1, y0 = min(y0 + k[0], h), max(y0, 0)
+            for j in range(ow):
+                x0 = j * st[1] - pd[1]
+                x1, x0 = min(x0 + k[1], w), max(x0, 0)
+                acc = np.zeros((n, c), f32)
+                for a in range(y0, y1):
+                    for b in range(x0, x1):
+                        acc = (acc + plane[:, :, a, b]).astype(f32)
+                cnt = k[0] * k[1] if incl else max(y1 - y0, 0) * max(x1 - x0, 0)
+                v = (acc / f32(cnt)).astype(f32) / f32(ys) + f32(int(yz))
+                v = np.minimum(np.maximum(v.astype(f32), f32(info.min)), f32(info.max))
+                y[:, :, i, j] = np.rint(v).astype(np.int64).astype(dt)
+        return y if x.ndim == 4 else y[:, :, 0, :]
+
+    def qpool(name, shape, dt, kernel=None, strides=None, pads=None, ceil=False, incl=False,
+              same_scale=True):
+        x = q8(dt, shape)
+        xs = f32(2.0 ** rng.uniform(-8, -3))
+        ys = xs if same_scale else f32(2.0 ** rng.uniform(-8, -3) * 1.37)
+        xz, yz = q8(dt, ()), q8(dt, ())
+        if kernel is None:
+            y = qpool_global_ref(x, xs, xz, ys, yz, dt)
+            add(name, "QLinearGlobalAveragePool", [x, xs, xz, ys, yz], [y])
+            return
+        sp = len(kernel)
+        strides = strides or [1] * sp
+        pads = pads or [0] * (2 * sp)
+        y = qpool_window_ref(x, xs, xz, ys, yz, dt, kernel, strides, pads, ceil, incl)
+        params = dict(type="PoolParams", kernel=kernel, strides=strides, pads=pads,
+                      dilations=[1] * sp, ceil_mode=ceil, count_include_pad=incl)
+        add(name, "QLinearAveragePool", [x, xs, xz, ys, yz], [y], params)
+
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        qpool(f"qavgpool_{tag}_2x2_s2_ties", (2, 3, 8, 9), dt, [2, 2], [2, 2])
+        qpool(f"qavgpool_{tag}_3x3_p1_excl", (1, 4, 7, 7), dt, [3, 3], [2, 2], [1, 1, 1, 1],
+              same_scale=False)
+        qpool(f"qavgpool_{tag}_3x2_incl_asym", (1, 2, 9, 11), dt, [3, 2], [2, 3], [1, 1, 0, 1],
+              incl=True)
+        qpool(f"qavgpool_{tag}_ceil", (1, 2, 9, 11), dt, [2, 2], [2, 2], [0, 0, 0, 1], ceil=True)
+        qpool(f"qavgpool_{tag}_1d", (2, 3, 10), dt, [2], [2], [1, 0])
+        qpool(f"qavgpool_{tag}_whole_plane", (1, 5, 6, 6), dt, [6, 6], [1, 1])
+        qpool(f"qgap_{tag}_ties", (2, 6, 4, 4), dt)
+        qpool(f"qgap_{tag}_scaled", (1, 7, 5, 3), dt, same_scale=False)
+        qpool(f"qgap_{tag}_1d", (1, 3, 10), dt)
     return cases
 
 

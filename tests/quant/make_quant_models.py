@@ -588,6 +588,64 @@ def per_axis_case(rng):
     return "qdq_per_axis", g.model(), [x], [y1, y2]
 
 
+def avg_pool_ref(x, k, stride, pads, ceil, include_pad):
+    """ONNX AveragePool (2-D, no dilation) in float64: windows clipped to
+    the input, divided by the taps in input + pads or in the input."""
+    n, c, h, w = x.shape
+    def out_size(i, kk, s, pb, pe):
+        span = i + pb + pe - kk
+        o = (-(-span // s) if ceil else span // s) + 1
+        return o - 1 if ceil and (o - 1) * s >= i + pb else o
+    oh, ow = out_size(h, k[0], stride[0], pads[0], pads[2]), out_size(w, k[1], stride[1], pads[1], pads[3])
+    y = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y0, x0 = i * stride[0] - pads[0], j * stride[1] - pads[1]
+            y1, x1 = y0 + k[0], x0 + k[1]
+            win = x[:, :, max(y0, 0):min(y1, h), max(x0, 0):min(x1, w)]
+            cnt = ((min(y1, h + pads[2]) - max(y0, -pads[0])) * (min(x1, w + pads[3]) - max(x0, -pads[1]))
+                   if include_pad else win.shape[2] * win.shape[3])
+            y[:, :, i, j] = win.sum(axis=(2, 3)) / cnt
+    return y
+
+
+def pool_case(rng):
+    """The pools ONNX Runtime runs as integer kernels (QLinearAveragePool,
+    QLinearGlobalAveragePool) and a Flatten between equal
+    QuantizeLinear/DequantizeLinear pairs (dropped): 2x2 and 3x2 windows
+    with pads, ceil_mode and count_include_pad on and off on uint8 with an
+    odd zero point, input and output sharing a scale so that averages land
+    on ties; a global pool on int8. The reference is ONNX's unfused
+    semantics (the zero point added after rounding), so it differs from
+    ONNX Runtime's fused kernels at ties."""
+    s = np.float32(0.0625)
+    zu, zi = np.uint8(131), np.int8(-37)
+    x = on_grid(rng, (1, 5, 9, 11), s, zu, np.uint8)
+    xu_f = dequantize(quantize(x, s, zu, np.uint8), s, zu).astype(np.float64)
+    xi_f = dequantize(quantize(x, s, zi, np.int8), s, zi).astype(np.float64)
+    g = GraphBuilder()
+    xin = g.add_input("x", x)
+    xu = g.qdq(xin, s, zu)
+    refs = []
+    for name, k, st, pads, ceil, incl, zo in (("avg_excl", (2, 2), (2, 2), (0, 0, 0, 1), 1, 0, zu),
+                                              ("avg_incl", (3, 2), (2, 3), (1, 1, 0, 1), 0, 1,
+                                               np.uint8(130))):
+        yf = avg_pool_ref(xu_f, k, st, pads, ceil, incl)
+        refs.append(dequantize(quantize(yf, s, zo, np.uint8), s, zo))
+        t = g.node("AveragePool", [xu], kernel_shape=list(k), strides=list(st), pads=list(pads),
+                   ceil_mode=ceil, count_include_pad=incl)
+        g.rename_output(g.qdq(t, s, zo), name, yf.shape)
+    gs, gz = np.float32(0.03125), np.int8(-36)
+    yf = xi_f.mean(axis=(2, 3), keepdims=True)
+    refs.append(dequantize(quantize(yf, gs, gz, np.int8), gs, gz))
+    t = g.node("GlobalAveragePool", [g.qdq(xin, s, zi)])
+    g.rename_output(g.qdq(t, gs, gz), "gap", yf.shape)
+    refs.append(xu_f.reshape(1, -1).astype(np.float32))
+    t = g.node("Flatten", [xu])
+    g.rename_output(g.qdq(t, s, zu), "flat", refs[-1].shape)
+    return "pool_uint8_int8", g.model(), [x], refs
+
+
 def helper_cases(rng):
     """(name, model, [inputs], [reference outputs])."""
     return [
@@ -597,6 +655,7 @@ def helper_cases(rng):
         add_case(rng),
         no_zero_point_case(rng),
         per_axis_case(rng),
+        pool_case(rng),
     ]
 
 

@@ -386,12 +386,14 @@ std::vector<onnx::NodeProto> LowerQLinear(const GraphIndex& ix, std::set<std::st
     const std::string c = b.Dequantize(b.In(3), b.In(4), b.In(5), std::nullopt);
     b.Quantize(b.Op(op == "QLinearAdd" ? "Add" : "Mul", {a, c}), b.In(6), b.In(7));
   } else if (ms && (op == "QLinearSigmoid" || op == "QLinearLeakyRelu" ||
-                    (op == "QLinearGlobalAveragePool" && IntAttr(node, "channels_last", 0) == 0)) &&
+                    ((op == "QLinearGlobalAveragePool" || op == "QLinearAveragePool") &&
+                     IntAttr(node, "channels_last", 0) == 0)) &&
              (n == 4 || n == 5)) {
     const std::string x = b.Dequantize(b.In(0), b.In(1), b.In(2), std::nullopt);
-    const char* float_op = op == "QLinearSigmoid"     ? "Sigmoid"
-                           : op == "QLinearLeakyRelu" ? "LeakyRelu"
-                                                      : "GlobalAveragePool";
+    const char* float_op = op == "QLinearSigmoid"            ? "Sigmoid"
+                           : op == "QLinearLeakyRelu"        ? "LeakyRelu"
+                           : op == "QLinearAveragePool"      ? "AveragePool"
+                                                             : "GlobalAveragePool";
     b.Quantize(b.Op(float_op, {x}, {"channels_last"}), b.In(3), b.In(4));
   } else if (ms && op == "QLinearConcat" && n >= 5 && (n - 2) % 3 == 0) {
     std::vector<std::string> parts;

@@ -684,6 +684,114 @@ Check FuseQLinearAdd(Graph* graph, int qn, int add, int act,
   return Check();
 }
 
+// True when ONNX Runtime's QLinearGlobalAveragePool arithmetic (which its
+// QLinearAveragePool also takes when the window is the whole unpadded
+// plane) accepts these parameters: the plane has fewer than 2^24 elements
+// and x_scale / (y_scale * size) lies in [2^-32, 256).
+bool GlobalPoolScaleInRange(float x_scale, float y_scale, int64_t size) {
+  if (size <= 0 || size >= (int64_t{1} << 24)) return false;
+  const float scale = x_scale / (y_scale * static_cast<float>(size));
+  return scale >= 0x1.0p-32f && scale < 256.0f;
+}
+
+// DequantizeLinear(x) -> AveragePool | GlobalAveragePool -> QuantizeLinear
+// => QLinearAveragePool | QLinearGlobalAveragePool (com.microsoft's inputs),
+// when x and the output share one 8-bit dtype and the pool is what ONNX
+// Runtime fuses: 1-D or 2-D windows, no dilation. Node `pool` is the pool.
+Check FuseQLinearPool(Graph* graph, int qn, int pool) {
+  using internal::Shape;
+  const std::vector<int> producer = graph->Producers();
+  const Node& op = graph->nodes[pool];
+  if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.clamp) return Check();
+  const std::optional<DqSource> x = QuantizedActivation(*graph, producer, op.inputs[0]);
+  if (!x) return Check();
+  const Node& q = graph->nodes[qn];
+  const Tensor& xq = graph->tensors[x->q];
+  const DType dtype = xq.dtype;
+  const int y = q.outputs[0];
+  if (graph->tensors[y].dtype != dtype || !xq.shape_known || xq.shape.size() < 3) return Check();
+  const Shape spatial(xq.shape.begin() + 2, xq.shape.end());
+  const float x_scale = graph->tensors[x->scale].FloatData()[0];
+  const float y_scale = graph->tensors[q.inputs[1]].FloatData()[0];
+  int64_t plane = 1;
+  for (int64_t d : spatial) plane *= d;
+  const bool global = op.op == "GlobalAveragePool";
+  if (!global) {
+    const size_t r = spatial.size();
+    if ((r != 1 && r != 2) || op.FindAttr("kernel_shape") == nullptr) return Check();
+    const Shape kernel = op.GetInts("kernel_shape");
+    const Attr* dil = op.FindAttr("dilations");
+    if (dil != nullptr) {
+      for (int64_t d : op.GetInts("dilations")) {
+        if (d != 1) return Check();
+      }
+    }
+    const Attr* st = op.FindAttr("strides");
+    const Shape strides = st != nullptr ? op.GetInts("strides") : Shape(r, 1);
+    auto pads = internal::ResolvePads(op, spatial, kernel, strides, Shape(r, 1));
+    if (!pads.ok()) return Check();
+    const bool whole_plane = kernel == spatial &&
+                             std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; });
+    if (whole_plane && !GlobalPoolScaleInRange(x_scale, y_scale, plane)) return Check();
+  } else if (!GlobalPoolScaleInRange(x_scale, y_scale, plane)) {
+    return Check();
+  }
+  const std::string name = op.name;
+  Node fused;
+  fused.op = global ? "QLinearGlobalAveragePool" : "QLinearAveragePool";
+  fused.name = name;
+  if (!global) fused.attrs = op.attrs;
+  const int y_scale_t = q.inputs[1];
+  const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
+  const int xqi = x->q, xs = x->scale, xz = x->zero;
+  fused.inputs = {xqi, xs, ZeroPointOr(graph, xz, dtype, 1, name + "_x_zero_point"), y_scale_t,
+                  ZeroPointOr(graph, y_zero, dtype, 1, name + "_y_zero_point")};
+  fused.outputs = {y};
+  KillNode(&graph->nodes[pool]);
+  graph->nodes[qn] = std::move(fused);
+  return Check();
+}
+
+// DequantizeLinear(x) -> Flatten | Reshape | Squeeze | Unsqueeze | Transpose
+// -> QuantizeLinear with the same dtype, scale and zero point on both sides
+// => the layout op on the 8-bit x. Exact: quantizing (x - z) * s with s and z
+// gives x back (the float error of the round trip is far below half an LSB),
+// and the op only moves elements. Node `op` is the layout op.
+Check DropQdqAround(Graph* graph, int qn, int op_node) {
+  const std::vector<int> producer = graph->Producers();
+  const Node& op = graph->nodes[op_node];
+  if (op.inputs.empty() || op.outputs.size() != 1) return Check();
+  const std::optional<DqSource> x = QuantizedActivation(*graph, producer, op.inputs[0]);
+  if (!x) return Check();
+  const Node& q = graph->nodes[qn];
+  const int y = q.outputs[0];
+  const DType dtype = graph->tensors[x->q].dtype;
+  if (graph->tensors[y].dtype != dtype) return Check();
+  const float xs = graph->tensors[x->scale].FloatData()[0];
+  const float ys = graph->tensors[q.inputs[1]].FloatData()[0];
+  if (!(xs == ys) || !(xs >= 1e-30f && xs <= 1e30f)) return Check();
+  // A zero point's value (0 when absent; a non-scalar never matches).
+  const auto zero_of = [graph](int t) -> std::optional<int64_t> {
+    if (t < 0) return int64_t{0};
+    std::optional<int64_t> v;
+    internal::VisitDType(graph->tensors[t].dtype, [&](auto zero) {
+      const auto values = internal::Values<decltype(zero)>(graph->tensors[t]);
+      if (values.size() == 1) v = static_cast<int64_t>(values[0]);
+    });
+    return v;
+  };
+  const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
+  if (y_zero >= 0 && graph->tensors[y_zero].dtype != dtype) return Check();
+  const std::optional<int64_t> xz = zero_of(x->zero), yz = zero_of(y_zero);
+  if (!xz || !yz || *xz != *yz) return Check();
+  Node moved = op;
+  moved.inputs[0] = x->q;
+  moved.outputs = {y};
+  KillNode(&graph->nodes[op_node]);
+  graph->nodes[qn] = std::move(moved);
+  return Check();
+}
+
 // Fuses the QDQ group ending at QuantizeLinear node `qn`:
 //   DequantizeLinear(x) -> Conv(., DequantizeLinear(w const)[, DequantizeLinear(b const)])
 //     [-> Relu | Clip] -> QuantizeLinear  =>  QLinearConv
@@ -719,6 +827,14 @@ Check FuseQLinearAt(Graph* graph, int qn) {
     if (p < 0 || SoleReader(*graph, op_out) != act) return Check();
   }
   if (graph->nodes[p].op == "Add") return FuseQLinearAdd(graph, qn, p, act, clamp);
+  const std::string& kind = graph->nodes[p].op;
+  if (act < 0 && (kind == "AveragePool" || kind == "GlobalAveragePool")) {
+    return FuseQLinearPool(graph, qn, p);
+  }
+  if (act < 0 && (kind == "Flatten" || kind == "Reshape" || kind == "Squeeze" ||
+                  kind == "Unsqueeze" || kind == "Transpose")) {
+    return DropQdqAround(graph, qn, p);
+  }
   const Node& op = graph->nodes[p];
   const bool conv = op.op == "Conv";
   const bool gemm = op.op == "Gemm";
@@ -807,6 +923,30 @@ void RenameNoOpCasts(Graph* graph) {
   }
 }
 
+// A Pad whose pads are all zero is an Identity (torch exports a quantized
+// AvgPool2d(padding=0) as Pad -> AveragePool; ONNX Runtime folds such a Pad
+// into the pool before fusing it). Runs after constant folding.
+void RenameNoOpPads(Graph* graph) {
+  for (Node& node : graph->nodes) {
+    if (node.op != "Pad" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) {
+      continue;
+    }
+    std::vector<int64_t> pads;
+    if (internal::HasInput(node, 1)) {
+      if (!IsConstant(*graph, node.inputs[1])) continue;
+      pads = graph->tensors[node.inputs[1]].IntData();
+    } else if (node.FindAttr("pads") != nullptr) {
+      pads = node.GetInts("pads");
+    }
+    if (pads.empty() || std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
+      continue;
+    }
+    node.op = "Identity";
+    node.attrs.clear();
+    node.inputs.resize(1);
+  }
+}
+
 // Drops DequantizeLinear nodes no one reads any more (after FuseQLinear).
 void RemoveUnreadDequantize(Graph* graph) {
   const auto consumers = Consumers(*graph);
@@ -828,6 +968,8 @@ Check FuseQLinear(Graph* graph) {
   BATON_TRY(RewriteEachNode(graph, [](Graph* g, int n) {
     return g->nodes[n].op == "DequantizeLinear" ? Check() : FoldConstantAt(g, n);
   }));
+  RenameNoOpPads(graph);
+  BATON_TRY(RemoveIdentities(graph));
   BATON_TRY(RewriteEachNode(graph, FuseQLinearAt));
   RemoveUnreadDequantize(graph);
   return Check();

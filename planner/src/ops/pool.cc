@@ -9,8 +9,8 @@
 namespace baton::planner {
 namespace {
 
-Check InferPool(InferContext& c) {
-  BATON_TRY(c.RequireFloat(0));
+// The output shape of a windowed pool over input 0 (any dtype).
+Result<Shape> PoolShape(InferContext& c) {
   BATON_TRY(c.RequireMinRank(0, 3));
   const Shape& x = c.S(0);
   const size_t r = x.size() - 2;
@@ -39,7 +39,47 @@ Check InferPool(InferContext& c) {
     if (ceil_mode && (n - 1) * strides[i] >= spatial[i] + (*pads)[i]) --n;
     out.push_back(n);
   }
+  return out;
+}
+
+Check InferPool(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  BATON_ASSIGN_OR_RETURN(Shape out, PoolShape(c));
   c.Output(DType::Float32, out);
+  return Check();
+}
+
+// QLinearAveragePool / QLinearGlobalAveragePool (the planner's fusion of
+// DequantizeLinear -> AveragePool / GlobalAveragePool -> QuantizeLinear):
+// x, x_scale, x_zero_point, y_scale, y_zero_point, one-element scales and
+// zero points of x's 8-bit dtype; the output has x's dtype.
+Check CheckQLinearPoolInputs(InferContext& c) {
+  const DType t = c.In(0).dtype;
+  if (t != DType::UInt8 && t != DType::Int8) return c.Err("x " + c.Desc(0) + " must be uint8 or int8");
+  for (int i = 1; i < 5; ++i) {
+    if (!c.Has(i)) return c.Err("input " + std::to_string(i) + " is missing");
+    BATON_TRY(i == 1 || i == 3 ? c.RequireFloat(i) : c.RequireDType(i, t));
+    if (c.Rank(i) > 1 || c.In(i).elements() != 1) {
+      return c.Err(c.Desc(i) + " must have one element");
+    }
+  }
+  return Check();
+}
+
+Check InferQLinearAveragePool(InferContext& c) {
+  BATON_TRY(CheckQLinearPoolInputs(c));
+  if (c.Rank(0) != 3 && c.Rank(0) != 4) return c.Err("expects an NCL or NCHW input");
+  BATON_ASSIGN_OR_RETURN(Shape out, PoolShape(c));
+  c.Output(c.In(0).dtype, out);
+  return Check();
+}
+
+Check InferQLinearGlobalAveragePool(InferContext& c) {
+  BATON_TRY(CheckQLinearPoolInputs(c));
+  BATON_TRY(c.RequireMinRank(0, 3));
+  Shape out = c.S(0);
+  std::fill(out.begin() + 2, out.end(), 1);
+  c.Output(c.In(0).dtype, out);
   return Check();
 }
 
@@ -73,6 +113,8 @@ const OpDef kOps[] = {
     {"AveragePool", 1, 1, 1, 1, InferPool, true, schema::Op::AveragePool, 1, LowerPool, nullptr, nullptr, false},
     {"GlobalAveragePool", 1, 1, 1, 1, InferGlobalPool, true, schema::Op::GlobalAveragePool, 1, nullptr, nullptr, nullptr, false},
     {"GlobalMaxPool", 1, 1, 1, 1, InferGlobalPool, true, schema::Op::GlobalMaxPool, 1, nullptr, nullptr, nullptr, false},
+    {"QLinearAveragePool", 5, 5, 1, 1, InferQLinearAveragePool, true, schema::Op::QLinearAveragePool, kAllInputs, LowerPool, nullptr, nullptr, false},
+    {"QLinearGlobalAveragePool", 5, 5, 1, 1, InferQLinearGlobalAveragePool, true, schema::Op::QLinearGlobalAveragePool, kAllInputs, nullptr, nullptr, nullptr, false},
 };
 // clang-format on
 

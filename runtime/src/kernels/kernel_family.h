@@ -82,7 +82,8 @@ struct KernelFamily {
   X(Norm)                        \
   X(Rnn)                         \
   X(Quant)                       \
-  X(QLinear)
+  X(QLinear)                     \
+  X(QPool)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

@@ -625,5 +625,57 @@ TEST(FuseQLinearTest, GroupsThatStayAsWritten) {
   }
 }
 
+TEST(FuseQLinearTest, PoolsAsOnnxRuntimeFusesThem) {
+  {  // a no-op Pad (torch's AvgPool2d(padding=0)) disappears first
+    QdqGroup g("Conv");
+    g.b.Const<int64_t>("pads", DType::Int64, {8}, std::vector<int64_t>(8, 0));
+    g.b.Add("Pad", "pad", {"xd", "pads"}, {"xp"});
+    g.b.Add("AveragePool", "pool", {"xp"}, {"p"},
+            {{"kernel_shape", IntsAttr({2, 2})}, {"count_include_pad", IntAttr(1)}});
+    g.Finish("p");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearAveragePool");
+    const Node& pool = g.b.g.nodes[1];
+    EXPECT_EQ(pool.inputs.size(), 5u);
+    EXPECT_EQ(pool.GetInt("count_include_pad", 0), 1);
+    EXPECT_EQ(g.b.T("y").shape, (Shape{1, 2, 3, 3}));
+  }
+  {
+    QdqGroup g("Conv");
+    g.b.Add("GlobalAveragePool", "gap", {"xd"}, {"p"});
+    g.Finish("p");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearGlobalAveragePool");
+  }
+  {  // dilated windows stay simulated (ONNX Runtime's kernel has none)
+    QdqGroup g("Conv");
+    g.b.Add("AveragePool", "pool", {"xd"}, {"p"},
+            {{"kernel_shape", IntsAttr({2, 2})}, {"dilations", IntsAttr({2, 2})}});
+    g.Finish("p");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear AveragePool QuantizeLinear");
+  }
+}
+
+TEST(FuseQLinearTest, LayoutOpBetweenEqualQuantizationRunsOnBytes) {
+  {  // same scale and zero point on both sides: Flatten reads the uint8 x
+    QdqGroup g("Conv");
+    g.b.Add("Flatten", "flat", {"xd"}, {"f"});
+    g.b.Add("QuantizeLinear", "qy", {"f", "s", "z"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear Flatten");
+    EXPECT_EQ(g.b.g.tensors[g.b.g.nodes[1].inputs[0]].name, "xq");
+    EXPECT_EQ(g.b.T("y").dtype, DType::UInt8);
+  }
+  {  // another output scale requantizes: stays
+    QdqGroup g("Conv");
+    g.b.Add("Flatten", "flat", {"xd"}, {"f"});
+    g.Finish("f");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Flatten QuantizeLinear");
+  }
+}
+
 }  // namespace
 }  // namespace baton::planner
