@@ -329,7 +329,7 @@ TEST_F(KernelRefTest, GemmOpsEveryIsa) {
     ASSERT_TRUE(SelectKernelIsa(isa));
     EXPECT_EQ(ActiveKernelIsa(), isa);
     RunOps({"Conv", "Gemm", "MatMul", "LSTM", "GRU", "Sigmoid", "Tanh", "Swish", "QLinearConv",
-            "QLinearMatMul"});
+            "QLinearMatMul", "QLinearAdd"});
     ++ran;
   }
   EXPECT_GE(ran, 1);

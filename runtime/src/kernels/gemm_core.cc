@@ -151,6 +151,16 @@ void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int
   Active().qgemm_pairs(w, x, ldx, kp, n, acc, ldacc);
 }
 
+void QRequantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
+                 float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride) {
+  Active().qrequantize(acc, sums, wz, bias, n, scale, lo, hi, zero, y, stride);
+}
+
+void QAddRow(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
+             const QAddRowParams& p, uint8_t* out) {
+  Active().qadd_row(a, sa, b, sb, n, p, out);
+}
+
 void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lanes, int64_t mult,
                        const float* w, const float* bias, float* y, float* ws) {
   Active().depthwise_channels(g, x, m0, lanes, mult, w, bias, y, ws);

@@ -133,6 +133,13 @@ inline int64_t DepthwiseChannelFloats(const DwPlane& g) {
   return (g.hp * g.wp + g.kh * g.kw + 1 + g.oh * g.ow) * kDwLanes;
 }
 
+// QLinearAdd's per-row constants (qlinear.cc describes the arithmetic).
+struct QAddRowParams {
+  uint8_t flip;  // 0x80 for int8, 0 for uint8
+  int32_t off;   // 128 for int8, 0 for uint8
+  float ra, rb, fixed, lo, hi;
+};
+
 // One compiled copy of the drivers (gemm/gemm_isa.inc).
 struct GemmImpl {
   int mr, nr;
@@ -161,10 +168,17 @@ struct GemmImpl {
                int64_t n, int64_t k, int32_t* acc, int64_t ldacc);
   // acc[i] += wv * src[i] for i < n (a depthwise tap).
   void (*qtap)(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
-  // QGemmPairs below.
+  // QGemmPairs, QRequantize and QAddRow below.
   void (*qgemm_pairs)(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
                       int32_t* acc, int64_t ldacc);
+  void (*qrequantize)(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
+                      float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
+  void (*qadd_row)(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
+                   const QAddRowParams& p, uint8_t* out);
 };
+
+// Most outputs QRequantize takes at a time.
+inline constexpr int64_t kQRequantizeMax = 64;
 
 // The integer GEMM tile: weight rows x columns (the same on every ISA, so
 // that the workspace a plan reserves does not depend on it).
@@ -189,6 +203,14 @@ void QTap(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
 // the columns (x - xz) pair-interleaved per column, ldx columns per pair row.
 void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
                 int32_t* acc, int64_t ldacc);
+// y[j * stride] for j < n <= kQRequantizeMax: the low byte of
+//   round_half_even(clamp(float(acc[j] (- wz * sums[j]) + bias) * scale, lo, hi)) + zero
+// (the bias add wraps; sums may be null). Identical bytes on every ISA.
+void QRequantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
+                 float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
+// out[j] for j < n from a[j * sa] and b[j * sb]: one row of QLinearAdd.
+void QAddRow(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
+             const QAddRowParams& p, uint8_t* out);
 
 // Floats of workspace DwPlane's blocking needs.
 inline int64_t DepthwisePlaneFloats(const DwPlane& g) {

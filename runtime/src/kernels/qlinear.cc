@@ -775,17 +775,16 @@ Status QAddEval(const KernelCall& call) {
   uint8_t* out = static_cast<uint8_t*>(y.data);
   int64_t index[kMaxRank] = {};
   int64_t op = 0, oq = 0;
+  QAddRowParams row;
+  row.flip = flip;
+  row.off = off;
+  row.ra = p.ratio;
+  row.rb = q.ratio;
+  row.fixed = fixed;
+  row.lo = lo;
+  row.hi = hi;
   for (int64_t t = 0; t < outer; ++t) {
-    const uint8_t* pa = p.data + op;
-    const uint8_t* pb = q.data + oq;
-    for (int64_t j = 0; j < n; ++j) {
-      const auto av = static_cast<float>((pa[j * sp] ^ flip) - off);
-      const auto bv = static_cast<float>((pb[j * sq] ^ flip) - off);
-      float v = __builtin_fmaf(av, p.ratio, __builtin_fmaf(bv, q.ratio, fixed));
-      v = v > lo ? v : lo;  // NaN -> lo
-      v = v < hi ? v : hi;
-      out[j] = static_cast<uint8_t>(static_cast<int32_t>(RoundHalfEven(v)));
-    }
+    QAddRow(p.data + op, sp, q.data + oq, sq, n, row, out);
     out += n;
     for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
       op += p.strides[d];

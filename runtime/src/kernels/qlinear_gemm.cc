@@ -14,10 +14,7 @@ constexpr int64_t kMinColumns = 4;  // the dot kernel's width
 // Weight rows per QDot call (their sums stay on the stack).
 constexpr int64_t kQRows = 4;
 
-// a + b modulo 2^32 (int32 overflow would be UB; GCC converts modulo).
-inline int32_t WrapAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
+static_assert(kQChunk <= kQRequantizeMax, "QRequantize takes a chunk at a time");
 
 inline int64_t Align8(int64_t bytes) { return (bytes + 7) & ~int64_t{7}; }
 
@@ -32,24 +29,11 @@ inline float ClampBound(float v, float lo, float hi, float fallback) {
   return v == v ? Within(v, lo, hi) : fallback;
 }
 
-// The loop vectorizes (the float selects become maxps/minps, the rounding
-// adds the magic number). With kSums, acc[j] - wz * sums[j]: both terms and
-// the difference stay within 255 * 255 * K.
 template <bool kSums>
 void Requantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, ptrdiff_t n,
                 float scale, const QOutput& o, int64_t index, int64_t stride) {
-  int32_t q[kQChunk];
-  const float lo = o.lo, hi = o.hi;
-  for (ptrdiff_t j = 0; j < n; ++j) {
-    const int32_t a = WrapAdd(kSums ? acc[j] - wz * sums[j] : acc[j], bias);
-    float v = static_cast<float>(a) * scale;
-    v = v > lo ? v : lo;  // NaN -> lo, as SSE's maxps in ONNX Runtime
-    v = v < hi ? v : hi;  // |v| <= 510 from here on
-    q[j] = static_cast<int32_t>(RoundHalfEven(v)) + o.zero;
-  }
-  // The byte is q's two's complement (int8) or q itself (uint8).
-  uint8_t* y = o.y + index;
-  for (ptrdiff_t j = 0; j < n; ++j) y[j * stride] = static_cast<uint8_t>(q[j]);
+  QRequantize(acc, kSums ? sums : nullptr, wz, bias, n, scale, o.lo, o.hi, o.zero, o.y + index,
+              stride);
 }
 
 }  // namespace
