@@ -151,6 +151,8 @@ void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int
   Active().qgemm_pairs(w, x, ldx, kp, n, acc, ldacc);
 }
 
+bool QGemmPairsAvailable() { return Active().qgemm_pairs != nullptr; }
+
 void QRequantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
                  float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride) {
   Active().qrequantize(acc, sums, wz, bias, n, scale, lo, hi, zero, y, stride);

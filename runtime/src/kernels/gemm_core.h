@@ -140,6 +140,9 @@ struct QAddRowParams {
   float ra, rb, fixed, lo, hi;
 };
 
+using QGemmPairsFn = void (*)(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp,
+                              int64_t n, int32_t* acc, int64_t ldacc);
+
 // One compiled copy of the drivers (gemm/gemm_isa.inc).
 struct GemmImpl {
   int mr, nr;
@@ -169,8 +172,8 @@ struct GemmImpl {
   // acc[i] += wv * src[i] for i < n (a depthwise tap).
   void (*qtap)(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
   // QGemmPairs, QRequantize and QAddRow below.
-  void (*qgemm_pairs)(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
-                      int32_t* acc, int64_t ldacc);
+  // Null in the portable copy (QGemmPairsAvailable).
+  QGemmPairsFn qgemm_pairs;
   void (*qrequantize)(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
                       float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
   void (*qadd_row)(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
@@ -201,8 +204,10 @@ void QTap(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
 // for r < kQRowTile and j < n, n a multiple of kQColTile: reduction steps
 // come in pairs (k = 2p + t), the weights (w - wz) pair-interleaved per row,
 // the columns (x - xz) pair-interleaved per column, ldx columns per pair row.
+// Only where QGemmPairsAvailable() (the AVX2 and AVX-512 copies).
 void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
                 int32_t* acc, int64_t ldacc);
+bool QGemmPairsAvailable();
 // y[j * stride] for j < n <= kQRequantizeMax: the low byte of
 //   round_half_even(clamp(float(acc[j] (- wz * sums[j]) + bias) * scale, lo, hi)) + zero
 // (the bias add wraps; sums may be null). Identical bytes on every ISA.

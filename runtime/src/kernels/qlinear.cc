@@ -21,11 +21,12 @@
 //
 // The integer products run through the per-ISA kernels of gemm_core.h
 // (QGemmPairs, QTap, QDot: exact, so every ISA gives the same bytes):
-//  - QLinearConv: blocks of PB im2col columns (one per output position) of
-//    each group and tiles of 4 weight rows, both widened to int16 with the
-//    reduction in pairs (QConvGemm describes the layout); for reductions K
-//    too large for 32 such columns in kQBlockBytes, qlinear_gemm.h's
-//    dot-product blocks (QConvDot, below);
+//  - QLinearConv: with AVX2 / AVX-512, blocks of PB im2col columns (one per
+//    output position) of each group and tiles of 4 weight rows, both
+//    widened to int16 with the reduction in pairs (QConvGemm describes the
+//    layout); in the portable copy, and for reductions K too large for 32
+//    such columns in kQBlockBytes, qlinear_gemm.h's dot-product blocks
+//    (QConvDot, below). The workspace fits either;
 //  - QLinearMatMul: qlinear_gemm.h's blocks, a's rows as the columns, b's
 //    columns as the output channels: b [N, K] (trans_b) read in place,
 //    b [K, N] packed a block of NB columns at a time into rows;
@@ -34,7 +35,7 @@
 //    tap into int32 accumulators.
 //
 //   conv:      [ columns: int16 [Kp][PB][2] ][ weight tile: int16 [Kp][4][2] ]
-//   large K,   [ columns: int16 [P][K] ][ column sums: int32 [P] ]
+//   dot, and   [ columns: int16 [P][K] ][ column sums: int32 [P] ]
 //   matmul:    [ QLinearMatMul without trans_b: packed b rows [NB][K] ]
 //   depthwise: [ phase planes: int16 [sh * sw][hq][wq] ][ acc: int32 [rows][wq] ]
 //
@@ -185,9 +186,13 @@ size_t QConvWorkspaceFor(const QConv& q) {
   if (IsDepthwise(q.g)) return QDepthwiseWorkspaceFor(q.g.win);
   const int64_t ohw = q.g.win.oh * q.g.win.ow;
   if (ohw == 0) return 0;
+  // Either path may run (the portable kernels have no pair kernel): the
+  // larger of the two, the same on every ISA.
+  const size_t dot = QColumnBytes(QColumnsPerBlock(q.k, ohw), q.k);
   const QConvBlock b = QConvBlockOf(q);
-  if (b.pb == 0) return QColumnBytes(QColumnsPerBlock(q.k, ohw), q.k);
-  return static_cast<size_t>(QColumnPairBytes(b) + Align8Bytes(b.kp * kQRowTile * 4));
+  if (b.pb == 0) return dot;
+  const auto pairs = static_cast<size_t>(QColumnPairBytes(b) + Align8Bytes(b.kp * kQRowTile * 4));
+  return pairs > dot ? pairs : dot;
 }
 
 // Columns [p0, p0 + count) of one group's X (x: the group's first plane).
@@ -522,7 +527,7 @@ Status QConvEval(const KernelCall& call) {
   if (IsDepthwise(q.g)) {
     if (q.g.win.oh * q.g.win.ow > 0) QDepthwise(q, call, ch, o, call.workspace[0].data);
   } else if (q.g.win.oh * q.g.win.ow > 0) {
-    if (QConvBlockOf(q).pb > 0) {
+    if (QConvBlockOf(q).pb > 0 && QGemmPairsAvailable()) {
       QConvGemm(q, call, ch, o, call.workspace[0].data);
     } else {
       QConvDot(q, call, ch, o, call.workspace[0].data);
