@@ -214,16 +214,40 @@ void PackColumnPairs(const QConv& q, const QActivation& x, const QConvBlock& b, 
         const int32_t xz = x.zero;
         for (; j < count; ++j) out[2 * j] = static_cast<int16_t>((src[j] ^ flip) - xz);
       } else {
+        // One output row at a time: a run of input columns ix0 + t * sw,
+        // zero where it leaves the row (or the row leaves the input).
         int64_t oy = p0 / g.ow, ox = p0 % g.ow;
-        for (; j < count; ++j) {
+        while (j < count) {
+          const int64_t len = g.ow - ox < count - j ? g.ow - ox : count - j;
           const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-          const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-          const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-          out[2 * j] = static_cast<int16_t>(in ? (plane[iy * g.w + ix] ^ x.flip) - x.zero : 0);
-          if (++ox == g.ow) {
-            ox = 0;
-            ++oy;
+          int16_t* o = out + 2 * j;
+          int64_t lo = len, hi = len;  // t in [lo, hi) read the input
+          const int64_t ix0 = ox * g.sw - g.pl + kx * g.dw;
+          if (iy >= 0 && iy < g.h) {
+            lo = ix0 >= 0 ? 0 : (-ix0 + g.sw - 1) / g.sw;
+            hi = ix0 >= g.w ? 0 : (g.w - ix0 + g.sw - 1) / g.sw;
+            hi = hi < len ? hi : len;
+            lo = lo < hi ? lo : hi;
           }
+          // src[t]: column ix0 + (lo + t) * sw, inside the input.
+          const uint8_t* src = lo < hi ? plane + iy * g.w + ix0 + lo * g.sw : plane;
+          const uint8_t flip = x.flip;
+          const int32_t xz = x.zero;
+          for (int64_t t = 0; t < lo; ++t) o[2 * t] = 0;
+          int16_t* body = o + 2 * lo;
+          if (g.sw == 1) {
+            for (int64_t t = 0; t < hi - lo; ++t) {
+              body[2 * t] = static_cast<int16_t>((src[t] ^ flip) - xz);
+            }
+          } else {
+            for (int64_t t = 0; t < hi - lo; ++t) {
+              body[2 * t] = static_cast<int16_t>((src[t * g.sw] ^ flip) - xz);
+            }
+          }
+          for (int64_t t = hi; t < len; ++t) o[2 * t] = 0;
+          j += len;
+          ox = 0;
+          ++oy;
         }
       }
     }
