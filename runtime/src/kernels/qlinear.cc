@@ -195,6 +195,10 @@ size_t QConvWorkspaceFor(const QConv& q) {
   return pairs > dot ? pairs : dot;
 }
 
+#if BATON_KERNEL_DISPATCH
+// Only the AVX2 / AVX-512 copies have a pair kernel (QGemmPairsAvailable):
+// builds without them leave this path out.
+
 // Columns [p0, p0 + count) of one group's X (x: the group's first plane).
 void PackColumnPairs(const QConv& q, const QActivation& x, const QConvBlock& b, int64_t p0,
                      int64_t count, int16_t* cols) {
@@ -321,6 +325,7 @@ void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOu
     }
   }
 }
+#endif  // BATON_KERNEL_DISPATCH
 
 // Large reductions (pb = 0): im2col columns [P][K] with their sums, the
 // weight rows read in place (qlinear_gemm.h's QGemmBlock).
@@ -551,11 +556,13 @@ Status QConvEval(const KernelCall& call) {
   if (IsDepthwise(q.g)) {
     if (q.g.win.oh * q.g.win.ow > 0) QDepthwise(q, call, ch, o, call.workspace[0].data);
   } else if (q.g.win.oh * q.g.win.ow > 0) {
+#if BATON_KERNEL_DISPATCH
     if (QConvBlockOf(q).pb > 0 && QGemmPairsAvailable()) {
       QConvGemm(q, call, ch, o, call.workspace[0].data);
-    } else {
-      QConvDot(q, call, ch, o, call.workspace[0].data);
+      return Status::Ok();
     }
+#endif
+    QConvDot(q, call, ch, o, call.workspace[0].data);
   }
   return Status::Ok();
 }
