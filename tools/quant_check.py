@@ -4,6 +4,7 @@
     quant_check.py --baton PATH/TO/baton --cases DIR [--target T.json]
                    [--cpu-target CPU.json] [--work DIR] [--max-lsb 1] [--min-equal 0.99]
                    [--against ort|ort_noopt] [--allow-spread] [--case NAME]...
+                   [--isa auto|portable|avx2|avx512]
 
 DIR is what tests/quant/make_quant_models.py writes (its manifest.json lists
 the cases). For every case and target (the single-CPU target
@@ -11,7 +12,7 @@ ports/linux/targets/cpu.json of this tree or --cpu-target, and --target
 when given) this runs
 
     baton plan DIR/<case>/model.onnx --target T.json -o PLAN -q
-    baton run PLAN --input NAME=DIR/<case>/input<k>.npy... --output-dir OUT
+    baton run PLAN --input NAME=DIR/<case>/input<k>.npy... --output-dir OUT --isa ISA
 
 and compares every output with the references the manifest names:
 ONNX Runtime at graph optimization level 'all' (fused integer kernels),
@@ -130,7 +131,7 @@ def run_tool(cmd, what):
         raise CaseError(f"{what} failed (exit {r.returncode}): {msg}")
 
 
-def check_case(tool, case_dir, case, target, work):
+def check_case(tool, case_dir, case, target, work, isa="auto"):
     """Plans and runs one case on one target. Returns {output name: {ref:
     lsb_stats}}; raises CaseError."""
     shutil.rmtree(work, ignore_errors=True)  # no outputs of an earlier run
@@ -139,7 +140,7 @@ def check_case(tool, case_dir, case, target, work):
     out_dir = os.path.join(work, "out")
     run_tool([tool, "plan", os.path.join(case_dir, "model.onnx"), "--target", target, "-o", plan,
               "-q"], "baton plan")
-    cmd = [tool, "run", plan, "--output-dir", out_dir]
+    cmd = [tool, "run", plan, "--output-dir", out_dir, "--isa", isa]
     for i in case["inputs"]:
         cmd += ["--input", f"{i['name']}={os.path.join(case_dir, i['file'])}"]
     run_tool(cmd, "baton run")
@@ -196,6 +197,9 @@ def main(argv):
     ap.add_argument("--allow-spread", action="store_true",
                     help="per output, allow as much as the references differ among themselves")
     ap.add_argument("--case", action="append", default=[], help="check only this case")
+    ap.add_argument("--isa", default="auto",
+                    help="baton run --isa: the kernels' instruction set (auto, portable, avx2, "
+                    "avx512)")
     args = ap.parse_args(argv)
     manifest_path = os.path.join(args.cases, "manifest.json")
     try:
@@ -232,7 +236,7 @@ def main(argv):
             try:
                 res = check_case(os.path.abspath(args.baton), os.path.join(args.cases,
                                  case["name"]), case, target,
-                                 os.path.join(work_root, case["name"], tname))
+                                 os.path.join(work_root, case["name"], tname), args.isa)
             except CaseError as e:
                 msg = str(e)
                 print(f"{label} FAIL: {msg if len(msg) <= 160 else msg[:157] + '...'}")

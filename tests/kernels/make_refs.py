@@ -1113,6 +1113,10 @@ def build_cases(np, torch):
           bias_values=[2**31 - 1, -2**31, 2**31 - 3000, -2**31 + 3000])
     qconv("qconv_k576_blocks", 1, 64, (19, 21), 20, (3, 3), pads=[1, 1, 1, 1],
           per_channel=True)                                       # 399 columns: 8 blocks, tails
+    qconv("qconv_k1152_dot", 1, 128, (5, 6), 6, (3, 3), pads=[1, 1, 1, 1],
+          per_channel=True)                      # K too large for the pair blocks: the dot path
+    qconv("qconv_dw_bands", 1, 2, (120, 150), 2, (3, 3), pads=[1, 1, 1, 1], group=2,
+          per_channel=True)                      # more rows than one band holds
     qconv("qconv_kernel_larger_than_input", 1, 2, (2, 3), 3, (3, 3), pads=[1, 1, 1, 1])
 
     def qmatmul(name, a_shape, n, trans_b=False, adt=np.uint8, bdt=np.int8, ydt=None,

@@ -320,8 +320,9 @@ TEST(QLinearPrepareTest, RejectsBadMatMulNodes) {
   ExpectRejected("a_zero_point dtype != a dtype", n);
 }
 
-// Depthwise layers need none; the im2col blocks stay within ~64 KiB for
-// ImageNet-size layers; a missing or short workspace is rejected.
+// Depthwise layers hold one channel's padded rows; the im2col blocks stay
+// within ~80 KiB for ImageNet-size layers; a missing or short workspace is
+// rejected.
 TEST(QLinearWorkspaceTest, SizesAndChecks) {
   QNode n = ConvNode();
   n.inputs[3].shape = {4, 1, 3, 3};
@@ -330,11 +331,13 @@ TEST(QLinearWorkspaceTest, SizesAndChecks) {
   n.inputs[8].shape = {4};
   n.output.shape = {1, 4, 6, 6};
   n.group = 4;
-  EXPECT_EQ(Workspace(n), 0u);
+  // Phase plane: 6 + 2 padded rows of 8 int16; accumulators: 6 rows of 8.
+  EXPECT_EQ(Workspace(n), 8u * 8 * 2 + 6 * 8 * 4);
 
   const size_t need = Workspace(ConvNode());
-  // 36 columns of K = 36 int16 values and their int32 sums.
-  EXPECT_EQ(need, 36u * 36 * 2 + 36 * 4);
+  // 18 pairs of K = 36 for 48 columns (36 rounded up to 16) of int16, and
+  // a tile of 4 widened weight rows.
+  EXPECT_EQ(need, 18u * 48 * 2 * 2 + 18 * 4 * 2 * 2);
   KernelHarness none;
   EXPECT_EQ(Prepare(ConvNode(), &none, 0).code(), StatusCode::kInvalidArgument);
   KernelHarness small;

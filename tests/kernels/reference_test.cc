@@ -317,8 +317,9 @@ TEST_F(KernelRefTest, Conv) { RunOps({"Conv"}); }
 TEST_F(KernelRefTest, Gemm) { RunOps({"Gemm"}); }
 TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
 
-// The GEMM-based ops (and the activations compiled with them) once more with every instruction set this build and CPU
-// have (their tile shapes, and so their edge cases, differ).
+// The GEMM-based ops (and the activations and integer kernels compiled with them) once more with
+// every instruction set this build and CPU have (their tile shapes, and so their edge cases,
+// differ).
 TEST_F(KernelRefTest, GemmOpsEveryIsa) {
   const testing::IsaGuard restore;
   int ran = 0;
@@ -327,7 +328,8 @@ TEST_F(KernelRefTest, GemmOpsEveryIsa) {
     SCOPED_TRACE(KernelIsaName(isa));
     ASSERT_TRUE(SelectKernelIsa(isa));
     EXPECT_EQ(ActiveKernelIsa(), isa);
-    RunOps({"Conv", "Gemm", "MatMul", "LSTM", "GRU", "Sigmoid", "Tanh", "Swish"});
+    RunOps({"Conv", "Gemm", "MatMul", "LSTM", "GRU", "Sigmoid", "Tanh", "Swish", "QLinearConv",
+            "QLinearMatMul", "QLinearAdd"});
     ++ran;
   }
   EXPECT_GE(ran, 1);

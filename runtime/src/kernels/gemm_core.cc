@@ -38,13 +38,12 @@ const GemmImpl* ImplFor(KernelIsa isa) {
     case KernelIsa::kAvx2:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &isa_avx2::kImpl
-                                                                              : nullptr;
+                                                                             : nullptr;
     case KernelIsa::kAvx512:
       // libgcc also checks that the OS saves the AVX-512 state (XCR0).
       __builtin_cpu_init();
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")
-                 ? &isa_avx512::kImpl
-                 : nullptr;
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") ? &isa_avx512::kImpl
+                                                                                : nullptr;
   }
   return nullptr;
 }
@@ -136,8 +135,32 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
   Active().depthwise(g, x, w, bias, y, ws);
 }
 
-void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) {
-  Active().unary(fn, x, y, n);
+void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) { Active().unary(fn, x, y, n); }
+
+void QDot(const uint8_t* w, int64_t ldw, uint8_t flip, int64_t rows, const int16_t* cols, int64_t n,
+          int64_t k, int32_t* acc, int64_t ldacc) {
+  Active().qdot(w, ldw, flip, rows, cols, n, k, acc, ldacc);
+}
+
+void QTap(int32_t* acc, const int16_t* src, int16_t wv, int64_t n) {
+  Active().qtap(acc, src, wv, n);
+}
+
+void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
+                int32_t* acc, int64_t ldacc) {
+  Active().qgemm_pairs(w, x, ldx, kp, n, acc, ldacc);
+}
+
+bool QGemmPairsAvailable() { return Active().qgemm_pairs != nullptr; }
+
+void QRequantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
+                 float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride) {
+  Active().qrequantize(acc, sums, wz, bias, n, scale, lo, hi, zero, y, stride);
+}
+
+void QAddRow(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
+             const QAddRowParams& p, uint8_t* out) {
+  Active().qadd_row(a, sa, b, sb, n, p, out);
 }
 
 void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lanes, int64_t mult,

@@ -76,8 +76,8 @@ struct StridedMatrix {
 // Writes rows [k0, k0 + kc) and columns [j0, j0 + nc) of B into packed
 // panels of `nr` columns at `dst` (layout above, kNr = nr; columns past the
 // matrix are zero). nr is the active tile's width, at most kMaxNr.
-using PackBFn = void (*)(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                         int nr, float* dst);
+using PackBFn = void (*)(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                         float* dst);
 
 // Packs a StridedMatrix; ctx is a const StridedMatrix*.
 void PackBStrided(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
@@ -114,12 +114,12 @@ void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 // (depthwise_conv.cc describes it); plain values only, so that the per-ISA
 // copies (gemm/depthwise_isa.inc) include no header with inline functions.
 struct DwPlane {
-  int64_t h, w, oh, ow;      // input and output plane
+  int64_t h, w, oh, ow;  // input and output plane
   int64_t kh, kw, sh, sw, dh, dw, pt, pl;
-  int64_t rows;              // output rows per block
-  int64_t wq;                // phase plane width: ceil((w + pl + pr) / sw)
-  int64_t hq;                // phase plane rows per block (with one slack row)
-  int64_t hp, wp;            // padded input plane
+  int64_t rows;    // output rows per block
+  int64_t wq;      // phase plane width: ceil((w + pl + pr) / sw)
+  int64_t hq;      // phase plane rows per block (with one slack row)
+  int64_t hp, wp;  // padded input plane
   bool clamp;
   float lo, hi;
 };
@@ -133,6 +133,16 @@ inline int64_t DepthwiseChannelFloats(const DwPlane& g) {
   return (g.hp * g.wp + g.kh * g.kw + 1 + g.oh * g.ow) * kDwLanes;
 }
 
+// QLinearAdd's per-row constants (qlinear.cc describes the arithmetic).
+struct QAddRowParams {
+  uint8_t flip;  // 0x80 for int8, 0 for uint8
+  int32_t off;   // 128 for int8, 0 for uint8
+  float ra, rb, fixed, lo, hi;
+};
+
+using QGemmPairsFn = void (*)(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp,
+                              int64_t n, int32_t* acc, int64_t ldacc);
+
 // One compiled copy of the drivers (gemm/gemm_isa.inc).
 struct GemmImpl {
   int mr, nr;
@@ -141,8 +151,8 @@ struct GemmImpl {
                  float* workspace);
   void (*direct)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
-  void (*gemv)(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride,
-               StridedMatrix b, float* y, const GemmEpilogue& epi);
+  void (*gemv)(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, StridedMatrix b,
+               float* y, const GemmEpilogue& epi);
   // y (oh x ow) = depthwise filter w (kh x kw) over x (h x w) + bias; `ws`
   // holds DwPlane's blocks and a scratch row (DepthwisePlaneFloats floats).
   void (*depthwise)(const DwPlane& g, const float* x, const float* w, float bias, float* y,
@@ -154,13 +164,58 @@ struct GemmImpl {
                              int64_t mult, const float* w, const float* bias, float* y, float* ws);
   // y[i] = f(x[i]) for i < n, f one of UnaryFn (kernel_math.h's forms).
   void (*unary)(int fn, const float* x, float* y, int64_t n);
+  // The integer kernels (exact: every copy gives the same sums).
+  // acc[i * ldacc + j] = sum_k (w[i * ldw + k] ^ flip) * cols[j * k + k]
+  // for i < rows, j < n: dot products of 8-bit weight rows with int16 columns.
+  void (*qdot)(const uint8_t* w, int64_t ldw, uint8_t flip, int64_t rows, const int16_t* cols,
+               int64_t n, int64_t k, int32_t* acc, int64_t ldacc);
+  // acc[i] += wv * src[i] for i < n (a depthwise tap).
+  void (*qtap)(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
+  // QGemmPairs, QRequantize and QAddRow below.
+  // Null in the portable copy (QGemmPairsAvailable).
+  QGemmPairsFn qgemm_pairs;
+  void (*qrequantize)(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
+                      float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
+  void (*qadd_row)(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
+                   const QAddRowParams& p, uint8_t* out);
 };
+
+// Most outputs QRequantize takes at a time.
+inline constexpr int64_t kQRequantizeMax = 64;
+
+// The integer GEMM tile: weight rows x columns (the same on every ISA, so
+// that the workspace a plan reserves does not depend on it).
+inline constexpr int64_t kQRowTile = 4;
+inline constexpr int64_t kQColTile = 16;
 
 // The activations compiled per instruction set (GemmImpl::unary).
 enum UnaryFn : int { kUnarySigmoid = 0, kUnaryTanh = 1, kUnarySwish = 2 };
 
 // The active copy's unary map.
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n);
+
+// The active copy's integer kernels (GemmImpl::qdot, qtap).
+void QDot(const uint8_t* w, int64_t ldw, uint8_t flip, int64_t rows, const int16_t* cols, int64_t n,
+          int64_t k, int32_t* acc, int64_t ldacc);
+void QTap(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
+// Exact int16 pair products summed into int32, kQRowTile rows at a time:
+//   acc[r * ldacc + j] = sum_{p < kp, t < 2} w[(p * kQRowTile + r) * 2 + t] *
+//                                            x[(p * ldx + j) * 2 + t]
+// for r < kQRowTile and j < n, n a multiple of kQColTile: reduction steps
+// come in pairs (k = 2p + t), the weights (w - wz) pair-interleaved per row,
+// the columns (x - xz) pair-interleaved per column, ldx columns per pair row.
+// Only where QGemmPairsAvailable() (the AVX2 and AVX-512 copies).
+void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
+                int32_t* acc, int64_t ldacc);
+bool QGemmPairsAvailable();
+// y[j * stride] for j < n <= kQRequantizeMax: the low byte of
+//   round_half_even(clamp(float(acc[j] (- wz * sums[j]) + bias) * scale, lo, hi)) + zero
+// (the bias add wraps; sums may be null). Identical bytes on every ISA.
+void QRequantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
+                 float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
+// out[j] for j < n from a[j * sa] and b[j * sb]: one row of QLinearAdd.
+void QAddRow(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
+             const QAddRowParams& p, uint8_t* out);
 
 // Floats of workspace DwPlane's blocking needs.
 inline int64_t DepthwisePlaneFloats(const DwPlane& g) {

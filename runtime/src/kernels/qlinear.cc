@@ -19,26 +19,36 @@
 // Prepare rejects reductions (C / group * kH * kW, or K) above
 // kMaxReduction = 33025, so that the int32 accumulator cannot overflow.
 //
-// Both ops run the integer GEMM of qlinear_gemm.h over blocks of columns:
-//  - QLinearConv: im2col columns (one per output position) of each group,
-//    weight rows [M, C / group * kH * kW] in place;
-//  - QLinearMatMul: a's rows as the columns, b's columns as the output
-//    channels: b [N, K] (trans_b) read in place, b [K, N] packed a block of
-//    NB columns at a time into rows;
-//  - depthwise convolutions (group == C) need no workspace: they accumulate
-//    tap by tap into a row chunk on the stack.
+// The integer products run through the per-ISA kernels of gemm_core.h
+// (QGemmPairs, QTap, QDot: exact, so every ISA gives the same bytes):
+//  - QLinearConv: with AVX2 / AVX-512, blocks of PB im2col columns (one per
+//    output position) of each group and tiles of 4 weight rows, both
+//    widened to int16 with the reduction in pairs (QConvGemm describes the
+//    layout); in the portable copy, and for reductions K too large for 32
+//    such columns in kQBlockBytes, qlinear_gemm.h's dot-product blocks
+//    (QConvDot, below). The workspace fits either;
+//  - QLinearMatMul: qlinear_gemm.h's blocks, a's rows as the columns, b's
+//    columns as the output channels: b [N, K] (trans_b) read in place,
+//    b [K, N] packed a block of NB columns at a time into rows;
+//  - depthwise convolutions (group == C): the padded input of a band of
+//    output rows as int16 phase planes (QDepthwise describes them), tap by
+//    tap into int32 accumulators.
 //
-//   workspace: [ columns: int16 [P][K] ][ column sums: int32 [P] ]
-//              [ QLinearMatMul without trans_b: packed b rows [NB][K] ]
+//   conv:      [ columns: int16 [Kp][PB][2] ][ weight tile: int16 [Kp][4][2] ]
+//   dot, and   [ columns: int16 [P][K] ][ column sums: int32 [P] ]
+//   matmul:    [ QLinearMatMul without trans_b: packed b rows [NB][K] ]
+//   depthwise: [ phase planes: int16 [sh * sw][hq][wq] ][ acc: int32 [rows][wq] ]
 //
-// P and NB fill kQBlockBytes: about 64 KiB (plus 64 KiB of packed rows), at
-// most 4 * 2 * 33025 bytes of columns for the largest K.
+// Every block fills kQBlockBytes: about 64 KiB (plus 8 KiB of weight tile,
+// or 64 KiB of packed b rows), at most 4 * 2 * 33025 bytes of columns for
+// the largest K. None of the sizes depends on the ISA.
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "broadcast.h"
 #include "conv.h"
+#include "gemm_core.h"
 #include "kernel_family.h"
 #include "kernel_util.h"
 #include "qlinear_gemm.h"
@@ -134,13 +144,191 @@ Status ParseQConv(const KernelCall& call, QConv* out) {
   return Status::Ok();
 }
 
-size_t QConvWorkspaceFor(const QConv& q) {
-  if (IsDepthwise(q.g)) return 0;
-  const int64_t ohw = q.g.win.oh * q.g.win.ow;
-  if (ohw == 0) return 0;
-  return QColumnBytes(QColumnsPerBlock(q.k, ohw), q.k);
+// The other convolutions: per block of PB output positions, the implicit
+// im2col matrix X [K][P] of one group's input as int16 (x - xz), and per
+// tile of kQRowTile output channels their weight rows as int16 (w - wz),
+// both with the reduction in pairs (k = 2p + t) for QGemmPairs:
+//
+//   columns: int16 [Kp][PB][2]          (p, j, t) = X[2p + t][p0 + j]
+//   weights: int16 [Kp][kQRowTile][2]   (p, r, t) = w[m0 + r][2p + t] - wz
+//
+// zero past K, past the block's columns and past M; Kp = ceil(K / 2), PB a
+// multiple of kQColTile. X[k][p] for k = (c, ky, kx), p = (oy, ox) is
+// x[c][oy * sh - pt + ky * dh][ox * sw - pl + kx * dw] - xz, 0 in the
+// padding (which holds the zero point). The sums need no column sums.
+struct QConvBlock {
+  int64_t kp = 0, pb = 0;
+};
+
+inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+inline int64_t Align8Bytes(int64_t bytes) { return (bytes + 7) & ~int64_t{7}; }
+
+// Columns per block fill kQBlockBytes; below kQMinPairColumns (large K)
+// the weight tiles would be widened too often for too little work, and
+// QConvDot runs instead (pb = 0).
+constexpr int64_t kQMinPairColumns = 2 * kQColTile;
+
+QConvBlock QConvBlockOf(const QConv& q) {
+  QConvBlock b;
+  b.kp = (q.k + 1) / 2;
+  const int64_t pb = kQBlockBytes / (4 * (b.kp > 0 ? b.kp : 1)) / kQColTile * kQColTile;
+  const int64_t all = RoundUp(q.g.win.oh * q.g.win.ow, kQColTile);
+  b.pb = pb < all ? pb : all;
+  if (b.pb < kQMinPairColumns && b.pb < all) b.pb = 0;
+  return b;
 }
 
+inline int64_t QColumnPairBytes(const QConvBlock& b) { return Align8Bytes(b.kp * b.pb * 4); }
+
+size_t QDepthwiseWorkspaceFor(const Window2d& g);
+
+size_t QConvWorkspaceFor(const QConv& q) {
+  if (IsDepthwise(q.g)) return QDepthwiseWorkspaceFor(q.g.win);
+  const int64_t ohw = q.g.win.oh * q.g.win.ow;
+  if (ohw == 0) return 0;
+  // Either path may run (the portable kernels have no pair kernel): the
+  // larger of the two, the same on every ISA.
+  const size_t dot = QColumnBytes(QColumnsPerBlock(q.k, ohw), q.k);
+  const QConvBlock b = QConvBlockOf(q);
+  if (b.pb == 0) return dot;
+  const auto pairs = static_cast<size_t>(QColumnPairBytes(b) + Align8Bytes(b.kp * kQRowTile * 4));
+  return pairs > dot ? pairs : dot;
+}
+
+#if BATON_KERNEL_DISPATCH
+// Only the AVX2 / AVX-512 copies have a pair kernel (QGemmPairsAvailable):
+// builds without them leave this path out.
+
+// Columns [p0, p0 + count) of one group's X (x: the group's first plane).
+void PackColumnPairs(const QConv& q, const QActivation& x, const QConvBlock& b, int64_t p0,
+                     int64_t count, int16_t* cols) {
+  const Window2d& g = q.g.win;
+  const int64_t padded = RoundUp(count, kQColTile);
+  const int64_t taps = g.kh * g.kw;
+  const bool pointwise = IsPointwise(q.g);
+  for (int64_t k = 0; k < 2 * b.kp; ++k) {
+    int16_t* out = cols + (k >> 1) * b.pb * 2 + (k & 1);
+    int64_t j = 0;
+    if (k < q.k) {
+      const int64_t c = k / taps, ky = (k / g.kw) % g.kh, kx = k % g.kw;
+      const uint8_t* plane = x.data + c * g.h * g.w;
+      if (pointwise) {
+        const uint8_t* __restrict src = plane + p0;
+        const uint8_t flip = x.flip;
+        const int32_t xz = x.zero;
+        for (; j < count; ++j) out[2 * j] = static_cast<int16_t>((src[j] ^ flip) - xz);
+      } else {
+        // One output row at a time: a run of input columns ix0 + t * sw,
+        // zero where it leaves the row (or the row leaves the input).
+        int64_t oy = p0 / g.ow, ox = p0 % g.ow;
+        while (j < count) {
+          const int64_t len = g.ow - ox < count - j ? g.ow - ox : count - j;
+          const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          int16_t* o = out + 2 * j;
+          int64_t lo = len, hi = len;  // t in [lo, hi) read the input
+          const int64_t ix0 = ox * g.sw - g.pl + kx * g.dw;
+          if (iy >= 0 && iy < g.h) {
+            lo = ix0 >= 0 ? 0 : (-ix0 + g.sw - 1) / g.sw;
+            hi = ix0 >= g.w ? 0 : (g.w - ix0 + g.sw - 1) / g.sw;
+            hi = hi < len ? hi : len;
+            lo = lo < hi ? lo : hi;
+          }
+          // src[t]: column ix0 + (lo + t) * sw, inside the input.
+          const uint8_t* src = lo < hi ? plane + iy * g.w + ix0 + lo * g.sw : plane;
+          const uint8_t flip = x.flip;
+          const int32_t xz = x.zero;
+          for (int64_t t = 0; t < lo; ++t) o[2 * t] = 0;
+          int16_t* body = o + 2 * lo;
+          if (g.sw == 1) {
+            for (int64_t t = 0; t < hi - lo; ++t) {
+              body[2 * t] = static_cast<int16_t>((src[t] ^ flip) - xz);
+            }
+          } else {
+            for (int64_t t = 0; t < hi - lo; ++t) {
+              body[2 * t] = static_cast<int16_t>((src[t * g.sw] ^ flip) - xz);
+            }
+          }
+          for (int64_t t = hi; t < len; ++t) o[2 * t] = 0;
+          j += len;
+          ox = 0;
+          ++oy;
+        }
+      }
+    }
+    for (; j < padded; ++j) out[2 * j] = 0;
+  }
+}
+
+// Weight rows [i0, i0 + rows) of `ch` (K bytes each) as one tile.
+void WidenWeightPairs(const QChannels& ch, int64_t i0, int64_t rows, int64_t k, int64_t kp,
+                      int16_t* dst) {
+  const uint8_t flip = ch.flip;
+  for (int64_t r = 0; r < kQRowTile; ++r) {
+    int16_t* __restrict out = dst + r * 2;
+    int64_t i = 0;
+    if (r < rows) {
+      const uint8_t* __restrict row = ch.w + (i0 + r) * ch.ldw;
+      const int32_t wz = ChannelZero(ch, ch.c0 + i0 + r);
+      for (; i + 1 < k; i += 2, out += kQRowTile * 2) {
+        out[0] = static_cast<int16_t>((row[i] ^ flip) - wz);
+        out[1] = static_cast<int16_t>((row[i + 1] ^ flip) - wz);
+      }
+      if (i < k) {
+        out[0] = static_cast<int16_t>((row[i] ^ flip) - wz);
+        out[1] = 0;
+        i += 2;
+        out += kQRowTile * 2;
+      }
+    }
+    for (; i < 2 * kp; i += 2, out += kQRowTile * 2) out[0] = out[1] = 0;
+  }
+}
+
+void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOutput o, void* ws) {
+  const Window2d& win = q.g.win;
+  const int64_t cg = win.c / q.g.group;
+  const int64_t mg = q.g.m / q.g.group;
+  const int64_t hw = win.h * win.w;
+  const int64_t ohw = win.oh * win.ow;
+  const QConvBlock b = QConvBlockOf(q);
+  auto* cols = static_cast<int16_t*>(ws);
+  auto* wtile = reinterpret_cast<int16_t*>(static_cast<unsigned char*>(ws) + QColumnPairBytes(b));
+  const QActivation x = QActivationOf(call);
+  uint8_t* y = o.y;
+  int32_t acc[kQRowTile][kQChunk];
+  for (int64_t n = 0; n < win.n; ++n) {
+    for (int64_t gi = 0; gi < q.g.group; ++gi) {
+      QActivation xg = x;
+      xg.data = x.data + (n * win.c + gi * cg) * hw;
+      QChannels ch = all;
+      ch.c0 = gi * mg;
+      ch.w = all.w + gi * mg * q.k;
+      for (int64_t p0 = 0; p0 < ohw; p0 += b.pb) {
+        const int64_t count = ohw - p0 < b.pb ? ohw - p0 : b.pb;
+        PackColumnPairs(q, xg, b, p0, count, cols);
+        o.y = y + (n * q.g.m + gi * mg) * ohw + p0;
+        for (int64_t i0 = 0; i0 < mg; i0 += kQRowTile) {
+          const int64_t rows = mg - i0 < kQRowTile ? mg - i0 : kQRowTile;
+          WidenWeightPairs(ch, i0, rows, q.k, b.kp, wtile);
+          for (int64_t j0 = 0; j0 < count; j0 += kQChunk) {
+            const int64_t len = count - j0 < kQChunk ? count - j0 : kQChunk;
+            QGemmPairs(wtile, cols + j0 * 2, b.pb, b.kp, RoundUp(len, kQColTile), acc[0], kQChunk);
+            for (int64_t r = 0; r < rows; ++r) {
+              const int64_t c = ch.c0 + i0 + r;
+              RequantizeChunk(acc[r], nullptr, 0, ch.bias != nullptr ? ch.bias[c] : 0,
+                              static_cast<ptrdiff_t>(len), ChannelScale(o, ch, c), o,
+                              (i0 + r) * ohw + j0, 1);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+#endif  // BATON_KERNEL_DISPATCH
+
+// Large reductions (pb = 0): im2col columns [P][K] with their sums, the
+// weight rows read in place (qlinear_gemm.h's QGemmBlock).
 // Columns [p0, p0 + count) of the implicit im2col matrix of one group's
 // input channels (x: the group's first plane): column p = output position
 // (oy, ox), element (c, ky, kx) = x[c][oy*sh - pt + ky*dh][ox*sw - pl +
@@ -184,7 +372,7 @@ void Im2colColumns(const Window2d& g, const QActivation& x, int64_t cg, int64_t 
   }
 }
 
-void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOutput o, void* ws) {
+void QConvDot(const QConv& q, const KernelCall& call, const QChannels& all, QOutput o, void* ws) {
   const Window2d& win = q.g.win;
   const int64_t cg = win.c / q.g.group;
   const int64_t mg = q.g.m / q.g.group;
@@ -214,75 +402,134 @@ void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOu
   }
 }
 
-// Output columns [lo, hi) of the chunk [ox0, ox0 + len) whose tap kx lies
-// inside the input row.
-struct TapRange {
-  int64_t lo, hi;
+// Depthwise (group == C, M = C * multiplier), one input channel a band of
+// output rows at a time. The workspace holds the band's padded input as
+// int16 (x - xz) (the padding, which holds the zero point, is 0) split into
+// sh * sw phase planes, and an int32 accumulator plane:
+//
+//   phase plane (fy, fx): int16 [hq][wq],  element (r, i) = padded input
+//                         row (oy0 + r) * sh + fy, column i * sw + fx
+//   planes in order fy * sw + fx, then acc: int32 [rows][wq]
+//
+// Tap (ky, kx) of output (oy, ox) reads padded (oy * sh + ky * dh,
+// ox * sw + kx * dw), which is element (oy - oy0 + (ky * dh) / sh,
+// ox + (kx * dw) / sw) of phase plane ((ky * dh) % sh, (kx * dw) % sw): a
+// tap adds (w - wz) * plane over one contiguous run of the band's rows, the
+// accumulator rows being wq long (the columns past ow are scratch). Exact:
+// the sums the numpy reference makes, then RequantizeChunk.
+struct QDwBand {
+  int64_t wq = 0;     // plane row: ow + ((kw - 1) * dw) / sw
+  int64_t extra = 0;  // plane rows beyond the output rows: ((kh - 1) * dh) / sh
+  int64_t rows = 0;   // output rows per band
+  int64_t PlaneElements() const { return (rows + extra) * wq; }
 };
 
-TapRange ChunkTapRange(const Window2d& g, int64_t kx, int64_t ox0, int64_t len) {
-  TapRange r;
-  ValidRange(g.ow, g.w, g.sw, kx * g.dw - g.pl, &r.lo, &r.hi);
-  r.lo = r.lo > ox0 ? r.lo : ox0;
-  r.hi = r.hi < ox0 + len ? r.hi : ox0 + len;
-  return r;
+QDwBand QDwBandOf(const Window2d& g) {
+  QDwBand b;
+  b.wq = g.ow + ((g.kw - 1) * g.dw) / g.sw;
+  b.extra = ((g.kh - 1) * g.dh) / g.sh;
+  const int64_t phases = g.sh * g.sw;
+  // rows * (2 * phases * wq + 4 * wq) + 2 * phases * extra * wq <= kQBlockBytes
+  const int64_t fit = (kQBlockBytes - 2 * phases * b.extra * b.wq) / (b.wq * (2 * phases + 4));
+  b.rows = fit > 1 ? fit : 1;
+  b.rows = b.rows < g.oh ? b.rows : g.oh;
+  return b;
 }
 
-// Kernel widths whose tap ranges are computed once per chunk (on the stack)
-// rather than per row; each takes two 64-bit divisions.
-constexpr int64_t kCachedTaps = 16;
+// Bytes of the phase planes (the accumulator plane follows).
+inline int64_t QDwPlaneBytes(const Window2d& g, const QDwBand& b) {
+  return Align8Bytes(g.sh * g.sw * b.PlaneElements() * 2);
+}
 
-// Depthwise (group == C, M = C * multiplier): per output row, in chunks of
-// kQChunk columns, every tap adds (w - wz) * (x - xz) over the columns whose
-// input lies inside the row; taps in the padding add 0 and are skipped.
-void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, const QOutput& o) {
+size_t QDepthwiseWorkspaceFor(const Window2d& g) {
+  if (g.oh <= 0 || g.ow <= 0) return 0;
+  const QDwBand b = QDwBandOf(g);
+  return static_cast<size_t>(QDwPlaneBytes(g, b) + Align8Bytes(b.rows * b.wq * 4));
+}
+
+// Plane rows [0, count) of every phase plane of the band from output row oy0.
+void FillPhasePlanes(const Window2d& g, const QDwBand& b, const uint8_t* plane, uint8_t flip,
+                     int32_t xz, int64_t oy0, int64_t count, int16_t* xq) {
+  for (int64_t fy = 0; fy < g.sh; ++fy) {
+    for (int64_t fx = 0; fx < g.sw; ++fx) {
+      int16_t* dst = xq + (fy * g.sw + fx) * b.PlaneElements();
+      // Columns i with input column i * sw + fx - pl inside [0, w).
+      const int64_t first = g.pl - fx;
+      int64_t lo = first <= 0 ? 0 : (first + g.sw - 1) / g.sw;
+      int64_t hi = g.w + first <= 0 ? 0 : (g.w + first + g.sw - 1) / g.sw;
+      hi = hi < b.wq ? hi : b.wq;
+      lo = lo < hi ? lo : hi;
+      for (int64_t r = 0; r < count; ++r, dst += b.wq) {
+        const int64_t iy = (oy0 + r) * g.sh + fy - g.pt;
+        if (iy < 0 || iy >= g.h) {
+          for (int64_t i = 0; i < b.wq; ++i) dst[i] = 0;
+          continue;
+        }
+        const uint8_t* src = plane + iy * g.w - first;  // src[i * sw]: column i
+        for (int64_t i = 0; i < lo; ++i) dst[i] = 0;
+        if (g.sw == 1) {
+          for (int64_t i = lo; i < hi; ++i) dst[i] = static_cast<int16_t>((src[i] ^ flip) - xz);
+        } else if (g.sw == 2) {
+          for (int64_t i = lo; i < hi; ++i) {
+            dst[i] = static_cast<int16_t>((src[2 * i] ^ flip) - xz);
+          }
+        } else {
+          for (int64_t i = lo; i < hi; ++i) {
+            dst[i] = static_cast<int16_t>((src[i * g.sw] ^ flip) - xz);
+          }
+        }
+        for (int64_t i = hi; i < b.wq; ++i) dst[i] = 0;
+      }
+    }
+  }
+}
+
+void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, const QOutput& o,
+                void* ws) {
   const Window2d& g = q.g.win;
   const int64_t mult = q.g.m / g.c;
   const int64_t hw = g.h * g.w;
   const int64_t ohw = g.oh * g.ow;
   const int64_t taps = g.kh * g.kw;
+  const QDwBand b = QDwBandOf(g);
+  auto* xq = static_cast<int16_t*>(ws);
+  auto* acc = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(ws) + QDwPlaneBytes(g, b));
   const QActivation x = QActivationOf(call);
-  const uint8_t flip = x.flip;
-  const int32_t xz = x.zero;
-  const bool cached = g.kw <= kCachedTaps;
-  TapRange ranges[kCachedTaps];
-  int32_t acc[kQChunk];
-  for (int64_t ox0 = 0; ox0 < g.ow; ox0 += kQChunk) {
-    const int64_t len = g.ow - ox0 < kQChunk ? g.ow - ox0 : kQChunk;
-    for (int64_t kx = 0; cached && kx < g.kw; ++kx) ranges[kx] = ChunkTapRange(g, kx, ox0, len);
-    for (int64_t n = 0; n < g.n; ++n) {
-      for (int64_t m = 0; m < q.g.m; ++m) {
-        const uint8_t* plane = x.data + (n * g.c + m / mult) * hw;
-        const uint8_t* wm = ch.w + m * taps;
-        const int32_t wz = ChannelZero(ch, m);
-        const int32_t bias = ch.bias != nullptr ? ch.bias[m] : 0;
-        const float scale = ChannelScale(o, ch, m);
-        const int64_t out0 = (n * q.g.m + m) * ohw + ox0;
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          for (int64_t j = 0; j < len; ++j) acc[j] = 0;
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t c = 0; c < g.c; ++c) {
+      const uint8_t* plane = x.data + (n * g.c + c) * hw;
+      for (int64_t oy0 = 0; oy0 < g.oh; oy0 += b.rows) {
+        const int64_t rows = g.oh - oy0 < b.rows ? g.oh - oy0 : b.rows;
+        FillPhasePlanes(g, b, plane, x.flip, x.zero, oy0, rows + b.extra, xq);
+        // The last row's scratch columns are left out: the run stays inside its plane.
+        const int64_t run = (rows - 1) * b.wq + g.ow;
+        for (int64_t m = c * mult; m < (c + 1) * mult; ++m) {
+          const uint8_t* wm = ch.w + m * taps;
+          const int32_t wz = ChannelZero(ch, m);
+          for (int64_t i = 0; i < run; ++i) acc[i] = 0;
           for (int64_t ky = 0; ky < g.kh; ++ky) {
-            const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-            if (iy < 0 || iy >= g.h) continue;
-            const uint8_t* row = plane + iy * g.w;
             for (int64_t kx = 0; kx < g.kw; ++kx) {
-              const TapRange r = cached ? ranges[kx] : ChunkTapRange(g, kx, ox0, len);
               // (w - wz) and (x - xz) fit in int16: a widening int16 multiply.
               const auto wv = static_cast<int16_t>((wm[ky * g.kw + kx] ^ ch.flip) - wz);
-              const int64_t off = kx * g.dw - g.pl;
-              if (g.sw == 1) {
-                for (int64_t ox = r.lo; ox < r.hi; ++ox) {
-                  acc[ox - ox0] += wv * static_cast<int16_t>((row[ox + off] ^ flip) - xz);
-                }
-              } else {
-                const int64_t sw = g.sw;
-                for (int64_t ox = r.lo; ox < r.hi; ++ox) {
-                  acc[ox - ox0] += wv * static_cast<int16_t>((row[ox * sw + off] ^ flip) - xz);
-                }
-              }
+              const int64_t ty = ky * g.dh, tx = kx * g.dw;
+              const int16_t* src = xq + ((ty % g.sh) * g.sw + tx % g.sw) * b.PlaneElements() +
+                                   (ty / g.sh) * b.wq + tx / g.sw;
+              QTap(acc, src, wv, run);
             }
           }
-          RequantizeChunk(acc, nullptr, 0, bias, static_cast<ptrdiff_t>(len), scale, o,
-                          out0 + oy * g.ow, 1);
+          const int32_t bias = ch.bias != nullptr ? ch.bias[m] : 0;
+          const float scale = ChannelScale(o, ch, m);
+          // The rows packed to ow apart (moving down only: no overlap ahead),
+          // then requantized as one run.
+          for (int64_t r = 1; r < rows; ++r) {
+            for (int64_t i = 0; i < g.ow; ++i) acc[r * g.ow + i] = acc[r * b.wq + i];
+          }
+          const int64_t out0 = (n * q.g.m + m) * ohw + oy0 * g.ow;
+          for (int64_t j = 0; j < rows * g.ow; j += kQChunk) {
+            const int64_t len = rows * g.ow - j < kQChunk ? rows * g.ow - j : kQChunk;
+            RequantizeChunk(acc + j, nullptr, 0, bias, static_cast<ptrdiff_t>(len), scale, o,
+                            out0 + j, 1);
+          }
         }
       }
     }
@@ -307,9 +554,15 @@ Status QConvEval(const KernelCall& call) {
   const QChannels ch = QChannelsOf(call, call.inputs[3].data, q.k, q.g.m);
   const QOutput o = QOutputOf(call, q.clamp);
   if (IsDepthwise(q.g)) {
-    QDepthwise(q, call, ch, o);
+    if (q.g.win.oh * q.g.win.ow > 0) QDepthwise(q, call, ch, o, call.workspace[0].data);
   } else if (q.g.win.oh * q.g.win.ow > 0) {
-    QConvGemm(q, call, ch, o, call.workspace[0].data);
+#if BATON_KERNEL_DISPATCH
+    if (QConvBlockOf(q).pb > 0 && QGemmPairsAvailable()) {
+      QConvGemm(q, call, ch, o, call.workspace[0].data);
+      return Status::Ok();
+    }
+#endif
+    QConvDot(q, call, ch, o, call.workspace[0].data);
   }
   return Status::Ok();
 }
@@ -536,9 +789,8 @@ Status QAddEval(const KernelCall& call) {
     q = t;
   }
   const int32_t zc = SignedZero(Input(call, 7), type);
-  const float fixed =
-      static_cast<float>(zc) -
-      __builtin_fmaf(p.ratio, static_cast<float>(p.zero), q.ratio * static_cast<float>(q.zero));
+  const float fixed = static_cast<float>(zc) - __builtin_fmaf(p.ratio, static_cast<float>(p.zero),
+                                                              q.ratio * static_cast<float>(q.zero));
   // v's range, output zero point included.
   const float qlo = is_signed ? -128.0f : 0.0f;
   const float qhi = is_signed ? 127.0f : 255.0f;
@@ -559,17 +811,16 @@ Status QAddEval(const KernelCall& call) {
   uint8_t* out = static_cast<uint8_t*>(y.data);
   int64_t index[kMaxRank] = {};
   int64_t op = 0, oq = 0;
+  QAddRowParams row;
+  row.flip = flip;
+  row.off = off;
+  row.ra = p.ratio;
+  row.rb = q.ratio;
+  row.fixed = fixed;
+  row.lo = lo;
+  row.hi = hi;
   for (int64_t t = 0; t < outer; ++t) {
-    const uint8_t* pa = p.data + op;
-    const uint8_t* pb = q.data + oq;
-    for (int64_t j = 0; j < n; ++j) {
-      const auto av = static_cast<float>((pa[j * sp] ^ flip) - off);
-      const auto bv = static_cast<float>((pb[j * sq] ^ flip) - off);
-      float v = __builtin_fmaf(av, p.ratio, __builtin_fmaf(bv, q.ratio, fixed));
-      v = v > lo ? v : lo;  // NaN -> lo
-      v = v < hi ? v : hi;
-      out[j] = static_cast<uint8_t>(static_cast<int32_t>(RoundHalfEven(v)));
-    }
+    QAddRow(p.data + op, sp, q.data + oq, sq, n, row, out);
     out += n;
     for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
       op += p.strides[d];

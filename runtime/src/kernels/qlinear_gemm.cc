@@ -3,16 +3,18 @@
 
 #include "qlinear_gemm.h"
 
+#include "gemm_core.h"
+
 namespace baton {
 namespace kernels {
 namespace {
 
 constexpr int64_t kMinColumns = 4;  // the dot kernel's width
 
-// a + b modulo 2^32 (int32 overflow would be UB; GCC converts modulo).
-inline int32_t WrapAdd(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
+// Weight rows per QDot call (their sums stay on the stack).
+constexpr int64_t kQRows = 4;
+
+static_assert(kQChunk <= kQRequantizeMax, "QRequantize takes a chunk at a time");
 
 inline int64_t Align8(int64_t bytes) { return (bytes + 7) & ~int64_t{7}; }
 
@@ -27,49 +29,11 @@ inline float ClampBound(float v, float lo, float hi, float fallback) {
   return v == v ? Within(v, lo, hi) : fallback;
 }
 
-// The loop vectorizes (the float selects become maxps/minps, the rounding
-// adds the magic number). With kSums, acc[j] - wz * sums[j]: both terms and
-// the difference stay within 255 * 255 * K.
 template <bool kSums>
 void Requantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, ptrdiff_t n,
                 float scale, const QOutput& o, int64_t index, int64_t stride) {
-  int32_t q[kQChunk];
-  const float lo = o.lo, hi = o.hi;
-  for (ptrdiff_t j = 0; j < n; ++j) {
-    const int32_t a = WrapAdd(kSums ? acc[j] - wz * sums[j] : acc[j], bias);
-    float v = static_cast<float>(a) * scale;
-    v = v > lo ? v : lo;  // NaN -> lo, as SSE's maxps in ONNX Runtime
-    v = v < hi ? v : hi;  // |v| <= 510 from here on
-    q[j] = static_cast<int32_t>(RoundHalfEven(v)) + o.zero;
-  }
-  // The byte is q's two's complement (int8) or q itself (uint8).
-  uint8_t* y = o.y + index;
-  for (ptrdiff_t j = 0; j < n; ++j) y[j * stride] = static_cast<uint8_t>(q[j]);
-}
-
-// Four dot products sharing the weight row (bytes ^ flip).
-inline void Dot4(const uint8_t* __restrict w, uint8_t flip, const int16_t* __restrict c0,
-                 const int16_t* __restrict c1, const int16_t* __restrict c2,
-                 const int16_t* __restrict c3, ptrdiff_t k, int32_t* out) {
-  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (ptrdiff_t i = 0; i < k; ++i) {
-    const int16_t wv = static_cast<uint8_t>(w[i] ^ flip);
-    s0 += wv * c0[i];
-    s1 += wv * c1[i];
-    s2 += wv * c2[i];
-    s3 += wv * c3[i];
-  }
-  out[0] = s0;
-  out[1] = s1;
-  out[2] = s2;
-  out[3] = s3;
-}
-
-inline int32_t Dot1(const uint8_t* __restrict w, uint8_t flip, const int16_t* __restrict c,
-                    ptrdiff_t k) {
-  int32_t s = 0;
-  for (ptrdiff_t i = 0; i < k; ++i) s += static_cast<int16_t>(w[i] ^ flip) * c[i];
-  return s;
+  QRequantize(acc, kSums ? sums : nullptr, wz, bias, n, scale, o.lo, o.hi, o.zero, o.y + index,
+              stride);
 }
 
 }  // namespace
@@ -126,25 +90,20 @@ void RequantizeChunk(const int32_t* acc, const int32_t* sums, int32_t wz, int32_
 }
 
 void QGemmBlock(const QChannels& ch, const QColumns& cols, const QOutput& o) {
-  const auto k = static_cast<ptrdiff_t>(cols.k);  // <= kMaxReduction
-  int32_t acc[kQChunk];
-  for (int64_t i = 0; i < ch.count; ++i) {
-    const int64_t c = ch.c0 + i;
-    const uint8_t* row = ch.w + i * ch.ldw;
-    const int32_t wz = ChannelZero(ch, c);
-    const int32_t bias = ch.bias != nullptr ? ch.bias[c] : 0;
-    const float scale = ChannelScale(o, ch, c);
+  int32_t acc[kQRows][kQChunk];
+  for (int64_t i0 = 0; i0 < ch.count; i0 += kQRows) {
+    const int64_t rows = ch.count - i0 < kQRows ? ch.count - i0 : kQRows;
     for (int64_t j0 = 0; j0 < cols.count; j0 += kQChunk) {
-      const auto n = static_cast<ptrdiff_t>(cols.count - j0 < kQChunk ? cols.count - j0 : kQChunk);
-      const int16_t* c0 = cols.data + j0 * k;
-      ptrdiff_t j = 0;
-      for (; j + 4 <= n; j += 4) {
-        const int16_t* cj = c0 + j * k;
-        Dot4(row, ch.flip, cj, cj + k, cj + 2 * k, cj + 3 * k, k, acc + j);
+      const int64_t n = cols.count - j0 < kQChunk ? cols.count - j0 : kQChunk;
+      QDot(ch.w + i0 * ch.ldw, ch.ldw, ch.flip, rows, cols.data + j0 * cols.k, n, cols.k, acc[0],
+           kQChunk);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t c = ch.c0 + i0 + r;
+        const int32_t bias = ch.bias != nullptr ? ch.bias[c] : 0;
+        Requantize<true>(acc[r], cols.sums + j0, ChannelZero(ch, c), bias,
+                         static_cast<ptrdiff_t>(n), ChannelScale(o, ch, c), o,
+                         (i0 + r) * o.ld_channel + j0 * o.ld_column, o.ld_column);
       }
-      for (; j < n; ++j) acc[j] = Dot1(row, ch.flip, c0 + j * k, k);
-      Requantize<true>(acc, cols.sums + j0, wz, bias, n, scale, o,
-                       i * o.ld_channel + j0 * o.ld_column, o.ld_column);
     }
   }
 }

@@ -6,9 +6,11 @@
 //             = sum_k (w[m][k] - wz[m]) * (x[k][p] - xz) + bias[m]
 //
 // over a block of columns held as int16 (x - xz), contiguous in k, with
-// their sums; the weight rows are 8-bit and read in place. The inner loop is
-// a plain int16 x 8-bit dot product GCC vectorizes (pmaddwd on x86; no
-// intrinsics). Then MlasRequantizeOutput's arithmetic (RequantizeChunk).
+// their sums; the weight rows are 8-bit and read in place. The dot products
+// are gemm_core.h's QDot (a 2 x 4 tile, compiled per ISA: pmaddwd, vpmaddwd
+// with AVX2; exact). Then MlasRequantizeOutput's arithmetic
+// (RequantizeChunk). QLinearMatMul and convolutions with a large reduction
+// use these blocks; the other convolutions qlinear.cc's pair layout.
 //
 // One code path serves uint8 and int8 alike (code size on microcontrollers):
 // 8-bit data is read as bytes with int8's sign bit flipped, b ^ 0x80 =

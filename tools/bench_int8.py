@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""Times Baton's int8 kernels against ONNX Runtime (both one thread) on the
+quantized (QDQ) models of tests/quant/make_quant_models.py, in one run on
+this machine, and prints a Markdown table.
+
+usage: bench_int8.py --baton BATON_TOOL --cases DIR [--case NAME]... [--repeat N]
+                     [--rounds R] [--isas auto,avx512,avx2,portable] [--work DIR]
+
+DIR is make_quant_models.py's output (a directory per case with model.onnx
+and input0.npy..., and manifest.json); by default the mobilenet_v2 and
+resnet18 cases. Each model is planned for the single-CPU target
+(`baton plan MODEL --target ports/linux/targets/cpu.json`), then, per round,
+Baton (`baton run --cooperative --repeat N --isa ISA`, whole-inference
+latency, one line per ISA in --isas this CPU has) and ONNX Runtime
+(tools/ort/run.js: CPU execution provider, intra- and inter-op threads 1,
+graph optimization 'all', on the very model.onnx Baton plans) take turns,
+N timed runs each after a warm-up, so that machine noise hits both. Each
+cell is the best round's median (and the best minimum) per inference in ms.
+
+torch's own quantized models (qnnpack) are not timed: make_quant_models.py
+builds them in memory only, and rebuilding them here would need its whole
+calibration pipeline.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import ort_ref  # noqa: E402
+
+CPU_TARGET = os.path.join(ROOT, "ports", "linux", "targets", "cpu.json")
+DEFAULT_CASES = ("mobilenet_v2", "resnet18")
+FLAGS = ("sse4_1", "avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni")
+DASH = "—"
+
+
+def cpu_info():
+    """Model name and the SIMD flags that matter for these kernels."""
+    model, flags = "?", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "model name" and model == "?":
+                model = value.strip()
+            elif key == "flags" and not flags:
+                flags = set(value.split())
+    return model, {w: w in flags for w in FLAGS}
+
+
+def case_inputs(case_dir, manifest_case):
+    return {i["name"]: os.path.join(case_dir, i["file"]) for i in manifest_case["inputs"]}
+
+
+def time_baton(tool, plan, inputs, out_dir, repeat, isa):
+    # "latency over N runs: median X ms, min Y ms (kernels: ISA)"
+    cmd = [tool, "run", plan, "--output-dir", out_dir, "--cooperative", "--repeat", str(repeat),
+           "--isa", isa]
+    for name, f in inputs.items():
+        cmd += ["--input", f"{name}={f}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed"
+    m = re.search(r"median ([0-9.]+) ms, min ([0-9.]+) ms \(kernels: (\w+)\)", r.stdout)
+    return (float(m.group(1)), float(m.group(2))), m.group(3)
+
+
+def fmt_ms(v):
+    return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--baton", required=True, help="the baton tool")
+    ap.add_argument("--cases", required=True, help="make_quant_models.py's output directory")
+    ap.add_argument("--case", action="append", default=[],
+                    help=f"time this case (default: {', '.join(DEFAULT_CASES)})")
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs per round and side")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--isas", default="auto,avx512,avx2,portable",
+                    help="baton run --isa values (ones this build or CPU lacks are skipped)")
+    ap.add_argument("--work", help="keep plans and outputs here (default: a temporary directory)")
+    args = ap.parse_args(argv)
+
+    ort_version = ort_ref.check_installed()
+    with open(os.path.join(args.cases, "manifest.json")) as f:
+        manifest = {c["name"]: c for c in json.load(f)["cases"]}
+    work = args.work or tempfile.mkdtemp(prefix="baton-bench-int8-")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    for name in args.case or DEFAULT_CASES:
+        case_dir = os.path.join(args.cases, name)
+        onnx_path = os.path.join(case_dir, "model.onnx")
+        inputs = case_inputs(case_dir, manifest[name])
+        plan = os.path.join(work, f"{name}.baton")
+        subprocess.run([args.baton, "plan", onnx_path, "--target", CPU_TARGET, "-o", plan, "-q"],
+                       check=True, capture_output=True, text=True)
+        feeds = {n: np.load(f) for n, f in inputs.items()}
+        out = os.path.join(work, f"{name}_out")
+        isas = []
+        for isa in args.isas.split(","):  # keep the ones this build and CPU run
+            t, used = time_baton(args.baton, plan, inputs, out, 1, isa)
+            if t is None:
+                print(f"{name}: --isa {isa} skipped ({used})", file=sys.stderr)
+            else:
+                isas.append((isa, used))
+        samples = {isa: [] for isa, _ in isas}
+        samples["ort"] = []
+        for _ in range(args.rounds):  # alternate the sides
+            for isa, _ in isas:
+                t, _ = time_baton(args.baton, plan, inputs, out, args.repeat, isa)
+                samples[isa].append(t)
+            _, t = ort_ref.run_ort(onnx_path, feeds, repeat=args.repeat)
+            samples["ort"].append((statistics.median(t), min(t)))
+
+        def best(side):
+            s = samples[side]
+            return min(m for m, _ in s), min(n for _, n in s)
+
+        ort = best("ort")
+        for isa, used in isas:
+            b = best(isa)
+            label = f"auto ({used})" if isa == "auto" else isa
+            rows.append((name, label, b, ort))
+
+    model, flags = cpu_info()
+    print(f"CPU: {model}, {os.cpu_count()} logical CPUs; flags: " +
+          ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in flags.items()))
+    print()
+    print("| model | Baton ISA | Baton median / min ms | ORT median / min ms | Baton / ORT |")
+    print("|---|---|---|---|---|")
+    for name, label, b, o in rows:
+        print(f"| {name} | {label} | {fmt_ms(b[0])} / {fmt_ms(b[1])} | "
+              f"{fmt_ms(o[0])} / {fmt_ms(o[1])} | {b[0] / o[0]:.2f} |")
+    print()
+    print(f"ONNX Runtime {ort_version} (CPU EP, 1 thread, graph optimization 'all'); "
+          f"{args.rounds} alternating rounds of {args.repeat} runs per side, best round's "
+          "median / min per inference; torch (qnnpack) not timed.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
