@@ -182,9 +182,10 @@ def cmd_images(args):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             text = proc.stdout.decode(errors="replace")
             if proc.returncode != 0:
-                why = [l.strip() for l in text.splitlines()
-                       if "overflow" in l or "will not fit" in l or "error" in l.lower()]
-                row["error"] = why[0] if why else "build failed"
+                lines = [l.strip() for l in text.splitlines()]
+                why = [l for l in lines if l.startswith("baton plan:") or "overflowed" in l] + \
+                    [l for l in lines if "error" in l.lower()]
+                row["error"] = why[0].split("/ld: ")[-1] if why else "build failed"
                 print("cross_test: %s did not build: %s" % (name, row["error"]))
                 sys.stdout.write(text[-2000:])
         d = image_dir(args.build, name)
