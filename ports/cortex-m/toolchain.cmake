@@ -4,8 +4,9 @@
 #   cmake -S . -B build-arm -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m/toolchain.cmake \
 #         [-DBATON_CORTEX_M_CPU=cortex-m55] [-DBATON_HOST_TOOL=/path/to/baton]
 #
-# BATON_CORTEX_M_CPU selects the core: cortex-m3 (QEMU mps2-an385, soft float)
-# or cortex-m55 (QEMU mps3-an547, hard float with the FPU/MVE enabled).
+# BATON_CORTEX_M_CPU selects the core: cortex-m3 (QEMU mps2-an385, soft float),
+# cortex-m4 (QEMU mps2-an386, hard float on the single-precision FPv4-SP) or
+# cortex-m55 (QEMU mps3-an547, hard float with the FPU/MVE enabled).
 # The planner and the tests are off when cross-compiling (top-level CMake).
 
 set(CMAKE_SYSTEM_NAME Generic)
@@ -14,8 +15,8 @@ set(CMAKE_SYSTEM_PROCESSOR arm)
 # executable needs a linker script and startup code the checks do not have.
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
-set(BATON_CORTEX_M_CPU "cortex-m3" CACHE STRING "Cortex-M core: cortex-m3 or cortex-m55")
-set_property(CACHE BATON_CORTEX_M_CPU PROPERTY STRINGS cortex-m3 cortex-m55)
+set(BATON_CORTEX_M_CPU "cortex-m3" CACHE STRING "Cortex-M core: cortex-m3, cortex-m4 or cortex-m55")
+set_property(CACHE BATON_CORTEX_M_CPU PROPERTY STRINGS cortex-m3 cortex-m4 cortex-m55)
 # try_compile projects re-read this file: pass the choice on to them.
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES BATON_CORTEX_M_CPU)
 
@@ -31,11 +32,15 @@ find_program(CMAKE_SIZE ${_baton_prefix}size REQUIRED)
 
 if(BATON_CORTEX_M_CPU STREQUAL "cortex-m3")
   set(_baton_arch_flags "-mcpu=cortex-m3 -mthumb -mfloat-abi=soft")
+elseif(BATON_CORTEX_M_CPU STREQUAL "cortex-m4")
+  # FPv4-SP: float32 in hardware, double in libgcc (-Wdouble-promotion keeps
+  # doubles out of the kernels).
+  set(_baton_arch_flags "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16")
 elseif(BATON_CORTEX_M_CPU STREQUAL "cortex-m55")
   # -mfpu=auto takes the FPU (and MVE) implied by -mcpu.
   set(_baton_arch_flags "-mcpu=cortex-m55 -mthumb -mfloat-abi=hard -mfpu=auto")
 else()
-  message(FATAL_ERROR "BATON_CORTEX_M_CPU must be cortex-m3 or cortex-m55, not '${BATON_CORTEX_M_CPU}'")
+  message(FATAL_ERROR "BATON_CORTEX_M_CPU must be cortex-m3, cortex-m4 or cortex-m55, not '${BATON_CORTEX_M_CPU}'")
 endif()
 
 set(_baton_common "${_baton_arch_flags} -ffunction-sections -fdata-sections")

@@ -10,18 +10,41 @@
       baton-demo, run it under qemu-system-arm -M M (semihosting), run the
       same plan and inputs on the host (`baton run`), and compare the printed
       outputs with the host's .npy files (tolerance 1e-5).
+  cross_test.py images --source S --build B --toolchain T --tool BATON
+                       --cases DIR --target-json J --model NAME... [--size-report R.json]
+      Builds one firmware per model of make_quant_models.py's DIR: the int8
+      QDQ model (fw-int8-NAME.elf, must build) and, when the case has one,
+      its float model (fw-float-NAME.elf, may fail to fit the board; the
+      reason is reported), each planned for J with the case's input
+      embedded (ports/cortex-m BATON_FIRMWARE_IMAGES: the libraries are
+      built once, each image only plans and links). Prints and writes a
+      table of arena bytes (plan.h) and ELF sizes (arm-none-eabi-size).
+  cross_test.py int8   --build B --cases DIR --model NAME --machine M --qemu Q
+                       --tool BATON [--allow-spread]
+      Runs fw-int8-NAME.elf under QEMU and compares its printed outputs with
+      ONNX Runtime's (ort_out<k>.npy) in output LSBs (tools/quant_check.py):
+      at most 1 LSB and 99% equal, or the references' spread with
+      --allow-spread. Also reports the difference from `baton run` of the
+      same plan on the host (bit-exact expected, not required).
   cross_test.py ctest  --build B
       Runs ctest in a cross build directory (tests run through the
       toolchain's CMAKE_CROSSCOMPILING_EMULATOR).
 """
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools"))
+import quant_check  # noqa: E402  (lsb_stats, limits)
+from compare_outputs import parse_log  # noqa: E402
 
 
 def run(cmd, timeout=None, **kwargs):
@@ -102,6 +125,156 @@ def cmd_demo(args):
     return 1 if failures else 0
 
 
+def load_manifest(cases):
+    with open(os.path.join(cases, "manifest.json")) as f:
+        return {c["name"]: c for c in json.load(f)["cases"]}
+
+
+def image_dir(build, name):
+    return os.path.join(build, "ports", "cortex-m", "fw", name)
+
+
+def image_elf(build, name):
+    return os.path.join(build, "ports", "cortex-m", "fw-%s.elf" % name)
+
+
+def plan_macros(path):
+    """{macro: int} of plan.h's #define NAME <integer> lines."""
+    with open(path) as f:
+        return {m.group(1): int(m.group(2))
+                for m in re.finditer(r"^#define (\w+) (\d+)u?\s*$", f.read(), re.M)}
+
+
+def elf_size(size_tool, elf):
+    out = subprocess.run([size_tool, elf], stdout=subprocess.PIPE, text=True, check=True).stdout
+    text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
+    return {"text": text, "data": data, "bss": bss}
+
+
+def cmd_images(args):
+    manifest = load_manifest(args.cases)
+    lines, images = [], []
+    for model in args.model:
+        case = manifest[model]
+        inputs = " ".join("%s=%s" % (i["name"], os.path.join(args.cases, model, i["file"]))
+                          for i in case["inputs"])
+        for kind, onnx in (("int8", "model.onnx"), ("float", case.get("float_model"))):
+            if onnx is None:
+                continue
+            name = "%s-%s" % (kind, model)
+            lines.append("%s %s %s %s" % (name, os.path.join(args.cases, model, onnx),
+                                          args.target_json, inputs))
+            images.append((model, kind, name))
+    os.makedirs(args.build, exist_ok=True)
+    listing = os.path.join(args.build, "firmware_images.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    configure(args, args.define + ["BATON_HOST_TOOL=" + args.tool,
+                                   "BATON_FIRMWARE_IMAGES=" + listing])
+    # The int8 images must build (each link runs the no-heap check); float
+    # images are only measured, and may not fit the board.
+    build(args, ["fw-" + n for _, kind, n in images if kind == "int8"])
+    rows = []
+    for model, kind, name in images:
+        row = {"model": model, "kind": kind, "image": name}
+        if kind == "float":
+            proc = run(["cmake", "--build", args.build, "-j2", "--target", "fw-" + name],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            text = proc.stdout.decode(errors="replace")
+            if proc.returncode != 0:
+                lines = [l.strip() for l in text.splitlines()]
+                why = [l for l in lines if l.startswith("baton plan:") or "overflowed" in l] + \
+                    [l for l in lines if "error" in l.lower()]
+                row["error"] = why[0].split("/ld: ")[-1] if why else "build failed"
+                print("cross_test: %s did not build: %s" % (name, row["error"]))
+                sys.stdout.write(text[-2000:])
+        d = image_dir(args.build, name)
+        if os.path.exists(os.path.join(d, "plan.h")):
+            macros = plan_macros(os.path.join(d, "plan.h"))
+            row["plan_bytes"] = macros.get("BATON_PLAN_BYTES")
+            row["arenas"] = {k[len("BATON_"):-len("_ARENA_BYTES")].lower(): v
+                             for k, v in macros.items() if k.endswith("_ARENA_BYTES")}
+            row["input_bytes"] = sum(np.load(os.path.join(d, "inputs", f)).nbytes
+                                     for f in os.listdir(os.path.join(d, "inputs")))
+        if "error" not in row:
+            row.update(elf_size(args.size, image_elf(args.build, name)))
+            # Code: the ELF's .text without the embedded plan and inputs.
+            row["code"] = row["text"] - row["plan_bytes"] - row["input_bytes"]
+        rows.append(row)
+    print("\n%-22s %-5s %10s %10s %8s %8s %9s  %s" % ("model", "kind", "text", "code", "data",
+                                                     "bss", "plan", "arenas"))
+    for r in rows:
+        arenas = " ".join("%s=%d" % kv for kv in sorted(r.get("arenas", {}).items()))
+        if "error" in r:
+            print("%-22s %-5s %10s %10s %8s %8s %9s  %s  (%s)" % (
+                r["model"], r["kind"], "-", "-", "-", "-", r.get("plan_bytes", "-"), arenas,
+                r["error"]))
+        else:
+            print("%-22s %-5s %10d %10d %8d %8d %9d  %s" % (
+                r["model"], r["kind"], r["text"], r["code"], r["data"], r["bss"],
+                r["plan_bytes"], arenas))
+    if args.size_report:
+        with open(args.size_report, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+def cmd_int8(args):
+    case = load_manifest(args.cases)[args.model]
+    name = "int8-" + args.model
+    elf = image_elf(args.build, name)
+    qemu = [args.qemu, "-M", args.machine, "-nographic", "-semihosting-config",
+            "enable=on,target=native", "-kernel", elf]
+    try:
+        proc = run(qemu, timeout=args.timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        print("cross_test: %s: QEMU timed out after %d s" % (name, args.timeout))
+        return 1
+    text = proc.stdout.decode(errors="replace")
+    log = os.path.join(args.build, "qemu-%s.log" % name)
+    with open(log, "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    if proc.returncode != 0:
+        print("cross_test: %s: firmware exited with %d" % (name, proc.returncode))
+        return 1
+    device = parse_log(log)
+    # The same plan and input on the host, for information.
+    d = image_dir(args.build, name)
+    host_dir = os.path.join(args.build, "host-%s" % name)
+    shutil.rmtree(host_dir, ignore_errors=True)
+    baton_run = [args.tool, "run", os.path.join(d, "plan.baton"), "--output-dir", host_dir]
+    for i in case["inputs"]:
+        baton_run += ["--input", "%s=%s" % (i["name"], os.path.join(d, "inputs", i["name"] + ".npy"))]
+    host_ok = run(baton_run).returncode == 0
+    limit_args = argparse.Namespace(max_lsb=1.0, min_equal=0.99, against="ort",
+                                    allow_spread=args.allow_spread)
+    failures = 0
+    for k, out in enumerate(case["outputs"]):
+        if out["name"] not in device:
+            print("cross_test: %s: output %s not printed" % (name, out["name"]))
+            failures += 1
+            continue
+        want = np.load(os.path.join(args.cases, args.model, out["ort"]))
+        got = device[out["name"]].astype(want.dtype).reshape(want.shape)
+        stats = quant_check.lsb_stats(got, want, out)
+        max_lsb, min_equal = quant_check.limits(out, limit_args)
+        ok = stats["max_lsb"] <= max_lsb and stats["equal"] >= min_equal
+        host = "-"
+        host_file = quant_check.output_file(host_dir, out["name"])
+        if host_ok and os.path.exists(host_file):
+            h = np.load(host_file).reshape(want.shape)
+            host = "bit-exact" if np.array_equal(h.view(np.uint8), got.view(np.uint8)) else \
+                "max |diff| %g" % float(np.abs(h.astype(np.float64) - got).max())
+        print("%s output %s vs ORT: max %g LSB, %.2f%% equal (limits %g LSB, %.2f%%): %s; "
+              "vs host baton run: %s" % (name, out["name"], stats["max_lsb"],
+                                         100 * stats["equal"], max_lsb, 100 * min_equal,
+                                         "ok" if ok else "FAIL", host))
+        failures += 0 if ok else 1
+    return 1 if failures else 0
+
+
 def cmd_ctest(args):
     proc = run(["ctest", "--test-dir", args.build, "--output-on-failure", "-j2"])
     return proc.returncode
@@ -111,7 +284,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("build", "demo"):
+    for name in ("build", "demo", "images"):
         p = sub.add_parser(name)
         p.add_argument("--source", required=True)
         p.add_argument("--build", required=True)
@@ -126,10 +299,27 @@ def main():
     demo.add_argument("--qemu", default="qemu-system-arm")
     demo.add_argument("--timeout", type=int, default=120)
     demo.add_argument("--tolerance", type=float, default=1e-5)
+    images = sub.choices["images"]
+    images.add_argument("--tool", required=True, help="host baton")
+    images.add_argument("--cases", required=True, help="make_quant_models.py's output directory")
+    images.add_argument("--target-json", required=True)
+    images.add_argument("--model", nargs="+", required=True)
+    images.add_argument("--size", default="arm-none-eabi-size")
+    images.add_argument("--size-report", help="write the size table as JSON here")
+    i8 = sub.add_parser("int8")
+    i8.add_argument("--build", required=True)
+    i8.add_argument("--cases", required=True)
+    i8.add_argument("--model", required=True)
+    i8.add_argument("--machine", required=True)
+    i8.add_argument("--qemu", default="qemu-system-arm")
+    i8.add_argument("--tool", required=True, help="host baton")
+    i8.add_argument("--timeout", type=int, default=120)
+    i8.add_argument("--allow-spread", action="store_true")
     ct = sub.add_parser("ctest")
     ct.add_argument("--build", required=True)
     args = parser.parse_args()
-    return {"build": cmd_build, "demo": cmd_demo, "ctest": cmd_ctest}[args.command](args)
+    return {"build": cmd_build, "demo": cmd_demo, "images": cmd_images, "int8": cmd_int8,
+            "ctest": cmd_ctest}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,13 @@
 #                               outputs compared with `baton run` on the host
 #   cross.cortex_m55.qemu_demo  the same on -M mps3-an547 (FPU, NPU queue, copies
 #                               between DTCM and SRAM)
+#   cross.cortex_m4.int8.build  build/cross/cortex-m4 (Cortex-M4F, mps2-an386): one
+#                               firmware per MLPerf-Tiny-shaped int8 QDQ model of
+#                               tests/quant (and its float model, for size only);
+#                               prints arena bytes and ELF sizes (int8_sizes.json)
+#   cross.cortex_m4.int8.<model>  that firmware under qemu-system-arm -M mps2-an386,
+#                               outputs against ONNX Runtime in LSBs (quant_check)
+#   cross.cortex_m55.int8.build / .<model>  the same on mps3-an547 (the M55 tree)
 #   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only built
 #                               with aarch64-linux-gnu-g++, run under qemu-aarch64
 #
@@ -93,6 +100,39 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
             --variant npu:${_m_targets}/mps3-an547.json:Conv=npu0,Gemm=npu0)
   set_tests_properties(cross.cortex_m55.qemu_demo PROPERTIES
     RESOURCE_LOCK cross_m55 TIMEOUT 900 COST 500)
+
+  # --- int8 QDQ models (issue 15) on Cortex-M4 and Cortex-M55 -----------------
+  # The images of one core share a build tree: runtime, kernels and port are
+  # compiled once, each model is planned and linked (tests/quant's fixture
+  # writes the models). resnet8_cifar runs its AveragePool in float (as on
+  # the host, quant.resnet8_within_spread): it gets the references' spread.
+  set(_quant_cases ${CMAKE_BINARY_DIR}/quant_models)
+  function(_baton_int8_firmware_tests tag cpu machine tree lock)
+    set(_models ds_cnn_kws mobilenet_v1_025_vww resnet8_cifar fc_autoencoder)
+    add_test(NAME cross.${tag}.int8.build
+      COMMAND ${_python} ${_cross_driver} images --source ${PROJECT_SOURCE_DIR} --build ${tree}
+              --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=${cpu} -D ${_werror}
+              --tool $<TARGET_FILE:baton> --cases ${_quant_cases}
+              --target-json ${_m_targets}/${machine}.json --model ${_models}
+              --size ${BATON_ARM_SIZE} --size-report ${tree}/int8_sizes.json)
+    set_tests_properties(cross.${tag}.int8.build PROPERTIES
+      FIXTURES_REQUIRED quant_models FIXTURES_SETUP ${lock}_int8 RESOURCE_LOCK ${lock}
+      TIMEOUT 900 COST 400)
+    foreach(_model ${_models})
+      set(_spread)
+      if(_model STREQUAL "resnet8_cifar")
+        set(_spread --allow-spread)
+      endif()
+      add_test(NAME cross.${tag}.int8.${_model}
+        COMMAND ${_python} ${_cross_driver} int8 --build ${tree} --cases ${_quant_cases}
+                --model ${_model} --machine ${machine} --qemu ${BATON_QEMU_ARM}
+                --tool $<TARGET_FILE:baton> ${_spread})
+      set_tests_properties(cross.${tag}.int8.${_model} PROPERTIES
+        FIXTURES_REQUIRED "quant_models;${lock}_int8" TIMEOUT 300)
+    endforeach()
+  endfunction()
+  _baton_int8_firmware_tests(cortex_m4 cortex-m4 mps2-an386 ${_cross_root}/cortex-m4 cross_m4)
+  _baton_int8_firmware_tests(cortex_m55 cortex-m55 mps3-an547 ${_m55} cross_m55)
 else()
   message(STATUS "cross tests: Cortex-M skipped (need arm-none-eabi-g++/nm/size and qemu-system-arm)")
 endif()

@@ -26,7 +26,9 @@ scale's axis, non-negative), "zero_point", "agreement" and "spread" (the
 references against each other as {"<a>_vs_<b>": {"max_lsb", "equal",
 "equal_mean"}}, on the case's input and over spread_samples inputs: the
 largest |difference| in LSBs and the lowest and mean per-input share of
-elements equal)}], torch cases also "biases_rerounded" and "seconds"}]}.
+elements equal)}], torch cases also "biases_rerounded" and "seconds", the
+four MLPerf-Tiny-shaped ones "float_model" (model_float.onnx: the float
+model they were quantized from, same weights)}]}.
 
 Two kinds of cases:
   - torch models, quantized post-training in eager mode with the qnnpack
@@ -56,6 +58,7 @@ concurrent runs wait on OUT_DIR.lock. About 30 s on 2 busy cores.
 """
 
 import collections
+import copy
 import fcntl
 import hashlib
 import io
@@ -79,6 +82,10 @@ import quant_check  # noqa: E402  (output LSBs and the LSB comparison)
 OPSET = 13
 CALIBRATION_BATCHES = 3
 SPREAD_SAMPLES = 16  # inputs over which the references' agreement is measured
+# Cases also written as model_float.onnx: the float model before quantization
+# (same seeded weights and batch norms), for the firmware size comparison of
+# tests/cross (the MLPerf-Tiny-shaped ones; mobilenet_v2/resnet18 are large).
+FLOAT_MODELS = ("ds_cnn_kws", "mobilenet_v1_025_vww", "resnet8_cifar", "fc_autoencoder")
 
 
 def script_hash():
@@ -235,7 +242,8 @@ def torch_models():
 def quantize_torch(builder, shape, batch, seed):
     """Seeded random weights, batch norms re-estimated, fused, calibrated on
     CALIBRATION_BATCHES random batches, converted (qnnpack).
-    Returns (quantized module, input)."""
+    Returns (quantized module, input, the float module it was quantized
+    from: same weights, batch norms unfused)."""
     import torch
     torch.backends.quantized.engine = "qnnpack"
     torch.manual_seed(seed)
@@ -254,6 +262,7 @@ def quantize_torch(builder, shape, batch, seed):
             model.train()
             model(data(max(batch, 2)))
     model.eval()
+    float_model = copy.deepcopy(model)
     model.fuse_model()
     model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
     torch.ao.quantization.prepare(model, inplace=True)
@@ -265,14 +274,15 @@ def quantize_torch(builder, shape, batch, seed):
         # block, used only by the blocks with a residual.
         warnings.filterwarnings("ignore", "must run observer before calling calculate_qparams")
         torch.ao.quantization.convert(model, inplace=True)
-    return model, data(shape[0])
+    return model, data(shape[0]), float_model
 
 
 def torch_case(name, builder, shape, batch, seed):
     """(model bytes, [inputs], [torch outputs], biases re-rounded,
-    ([SPREAD_SAMPLES inputs], [torch outputs]) batched along axis 0)."""
+    ([SPREAD_SAMPLES inputs], [torch outputs]) batched along axis 0,
+    float model bytes or None)."""
     import torch
-    model, x = quantize_torch(builder, shape, batch, seed)
+    model, x, float_model = quantize_torch(builder, shape, batch, seed)
     layers = []  # quantized Conv/Linear modules in execution order, with their input
 
     def record(module, inputs, output):
@@ -297,8 +307,16 @@ def torch_case(name, builder, shape, batch, seed):
                           output_names=["y"])
     onnx_model = onnx.load_from_string(buf.getvalue())
     fixed = round_biases(onnx_model, layers)
+    float_bytes = None
+    if name in FLOAT_MODELS:
+        buf = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(float_model, x, buf, opset_version=OPSET, input_names=["x"],
+                              output_names=["y"])
+        float_bytes = buf.getvalue()
     return onnx_model.SerializeToString(), [x.numpy()], [y.numpy()], fixed, \
-        ([xs.numpy()], [ys.numpy()])
+        ([xs.numpy()], [ys.numpy()]), float_bytes
 
 
 def round_biases(model, layers):
@@ -826,11 +844,15 @@ def generate(out_dir):
     cases = []
     for seed, (name, builder, shape, batch) in enumerate(torch_models()):
         t0 = time.time()
-        model_bytes, inputs, outputs, fixed, many = torch_case(name, builder, shape, batch,
-                                                               100 * seed)
+        model_bytes, inputs, outputs, fixed, many, float_bytes = torch_case(
+            name, builder, shape, batch, 100 * seed)
         cases.append(save_case(tmp, name, "torch", onnx.load_from_string(model_bytes), inputs,
                                outputs, "torch", many))
         cases[-1]["biases_rerounded"] = fixed
+        if float_bytes is not None:
+            with open(os.path.join(tmp, name, "model_float.onnx"), "wb") as f:
+                f.write(float_bytes)
+            cases[-1]["float_model"] = "model_float.onnx"
         cases[-1]["seconds"] = round(time.time() - t0, 1)
     rng = np.random.default_rng(15)
     for name, model, inputs, outputs in helper_cases(rng):

@@ -8,8 +8,17 @@ namespace baton {
 namespace kernels {
 namespace {
 
+// A firmware that only runs known plans may compile this file into its own
+// image with BATON_KERNEL_FAMILIES_USED(X) defined to the families those plans
+// need (ports/cortex-m/demo/make_firmware_data.py --kernel-registry writes
+// such a file): the families left out, and the code only they call, are then
+// not linked. Default: every family.
+#ifndef BATON_KERNEL_FAMILIES_USED
+#define BATON_KERNEL_FAMILIES_USED BATON_KERNEL_FAMILIES
+#endif
+
 #define BATON_FAMILY_ADDRESS(name) &k##name##Family,
-constexpr const KernelFamily* kFamilies[] = {BATON_KERNEL_FAMILIES(BATON_FAMILY_ADDRESS)};
+constexpr const KernelFamily* kFamilies[] = {BATON_KERNEL_FAMILIES_USED(BATON_FAMILY_ADDRESS)};
 #undef BATON_FAMILY_ADDRESS
 
 const KernelEntry* FindEntry(Op op) {
