@@ -1382,6 +1382,36 @@ def build_cases(np, torch):
                       dilations=[1] * sp, ceil_mode=ceil, count_include_pad=incl)
         add(name, "QLinearAveragePool", [x, xs, xz, ys, yz], [y], params)
 
+    # ---------------------------------------------------------- QLinearMul
+    # ONNX Runtime 1.30 (MLAS's x86 QLinearMul): the exact integer product
+    # times (a_scale * b_scale) / c_scale in float32, plus c's zero point in
+    # float32, then rounded half to even and saturated (the zero point
+    # before rounding: tests/quant's mul_se_uint8 case against ORT shows it).
+    # Power-of-two scales put products on .5 ties.
+    def qmul_ref(a, a_s, az, b, b_s, bz, c_s, cz, dt):
+        info = np.iinfo(dt)
+        prod = (a.astype(np.int64) - int(az)) * (b.astype(np.int64) - int(bz))
+        ratio = (f32(a_s) * f32(b_s)) / f32(c_s)
+        v = (prod.astype(f32) * ratio).astype(f32) + f32(int(cz))
+        v = np.minimum(np.maximum(v, f32(info.min)), f32(info.max))
+        return np.rint(v).astype(np.int64).astype(dt)
+
+    def qmul(name, sa, sb, dt, pow2=True):
+        a, b = q8(dt, sa), q8(dt, sb)
+        if pow2:
+            scales = [f32(2.0 ** int(rng.integers(-8, -3))) for _ in range(3)]
+        else:
+            scales = [f32(2.0 ** rng.uniform(-9, -3)) for _ in range(3)]
+        az, bz, cz = (q8(dt, ()) for _ in range(3))
+        y = qmul_ref(a, scales[0], az, b, scales[1], bz, scales[2], cz, dt)
+        add(name, "QLinearMul", [a, scales[0], az, b, scales[1], bz, scales[2], cz], [y])
+
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        qmul(f"qmul_{tag}_same_shape_ties", (2, 3, 5, 7), (2, 3, 5, 7), dt)
+        qmul(f"qmul_{tag}_se_broadcast", (1, 8, 5, 5), (1, 8, 1, 1), dt)
+        qmul(f"qmul_{tag}_scalar_a", (), (2, 3, 4), dt, pow2=False)
+        qmul(f"qmul_{tag}_outer", (4, 1), (1, 6), dt, pow2=False)
+
     for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
         qpool(f"qavgpool_{tag}_2x2_s2_ties", (2, 3, 8, 9), dt, [2, 2], [2, 2])
         qpool(f"qavgpool_{tag}_3x3_p1_excl", (1, 4, 7, 7), dt, [3, 3], [2, 2], [1, 1, 1, 1],

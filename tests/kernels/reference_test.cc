@@ -450,6 +450,7 @@ TEST_F(KernelRefTest, QuantizeDequantize) { RunOps({"QuantizeLinear", "Dequantiz
 // tests/kernels/qlinear_vs_ort.py checks against ONNX Runtime bit for bit).
 TEST_F(KernelRefTest, QLinear) { RunOps({"QLinearConv", "QLinearMatMul"}); }
 TEST_F(KernelRefTest, QLinearAdd) { RunOps({"QLinearAdd"}); }
+TEST_F(KernelRefTest, QLinearMul) { RunOps({"QLinearMul"}); }
 TEST_F(KernelRefTest, QLinearPools) { RunOps({"QLinearAveragePool", "QLinearGlobalAveragePool"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
 TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }

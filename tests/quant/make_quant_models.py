@@ -664,6 +664,25 @@ def pool_case(rng):
     return "pool_uint8_int8", g.model(), [x], refs
 
 
+def mul_case(rng):
+    """A squeeze-excitation product as MobileNetV3 has it: uint8 a [1,8,6,6]
+    times uint8 b [1,8,1,1], power-of-two scales so that products land on
+    ties (ONNX Runtime fuses the group into QLinearMul, which multiplies the
+    integers and applies one combined scale; the unfused graph rounds the
+    float product, hence the float64 reference differs at ties)."""
+    sa, sb, sc = np.float32(0.0625), np.float32(0.03125), np.float32(0.125)
+    za, zb, zc = np.uint8(121), np.uint8(0), np.uint8(7)
+    a = on_grid(rng, (1, 8, 6, 6), sa, za, np.uint8)
+    b = (rng.integers(0, 33, (1, 8, 1, 1)) * sb).astype(np.float32)
+    ad = dequantize(quantize(a, sa, za, np.uint8), sa, za).astype(np.float64)
+    bd = dequantize(quantize(b, sb, zb, np.uint8), sb, zb).astype(np.float64)
+    ref = dequantize(quantize(ad * bd, sc, zc, np.uint8), sc, zc)
+    g = GraphBuilder()
+    t = g.node("Mul", [g.qdq(g.add_input("a", a), sa, za), g.qdq(g.add_input("b", b), sb, zb)])
+    g.rename_output(g.qdq(t, sc, zc), "y", ref.shape)
+    return "mul_se_uint8", g.model(), [a, b], [ref]
+
+
 def helper_cases(rng):
     """(name, model, [inputs], [reference outputs])."""
     return [
@@ -674,6 +693,7 @@ def helper_cases(rng):
         no_zero_point_case(rng),
         per_axis_case(rng),
         pool_case(rng),
+        mul_case(rng),
     ]
 
 

@@ -10,7 +10,8 @@
 #   quant.models_match_ort  tools/quant_check.py: `baton plan` (cpu target) and
 #                           `baton run` of every case, within 1 LSB and 99% equal
 #                           elements of ORT-all (the fused integer kernels;
-#                           measured: all 13 exact, pool ties included).
+#                           measured: all 14 exact, pool and product ties
+#                           included).
 #
 # Both need onnxruntime-node from tools/ort/install.sh, as tests/ort does.
 set(_quant_cases ${CMAKE_BINARY_DIR}/quant_models)

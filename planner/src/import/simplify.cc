@@ -648,8 +648,10 @@ std::optional<DqSource> QuantizedActivation(const Graph& graph, const std::vecto
 }
 
 // DequantizeLinear(a) + DequantizeLinear(b) [-> Relu | Clip] -> QuantizeLinear
-// => QLinearAdd (com.microsoft's inputs), when a, b and the output share one
-// 8-bit dtype. Node `add` is the Add, `act` the activation or -1.
+// => QLinearAdd (com.microsoft's inputs), and DequantizeLinear(a) *
+// DequantizeLinear(b) -> QuantizeLinear => QLinearMul, when a, b and the
+// output share one 8-bit dtype. Node `add` is the Add or Mul, `act` the
+// activation or -1.
 Check FuseQLinearAdd(Graph* graph, int qn, int add, int act,
                      std::optional<std::pair<float, float>> clamp) {
   const std::vector<int> producer = graph->Producers();
@@ -664,7 +666,7 @@ Check FuseQLinearAdd(Graph* graph, int qn, int add, int act,
   if (graph->tensors[b->q].dtype != dtype || graph->tensors[y].dtype != dtype) return Check();
   const std::string name = op.name;
   Node fused;
-  fused.op = "QLinearAdd";
+  fused.op = op.op == "Mul" ? "QLinearMul" : "QLinearAdd";
   fused.name = name;
   fused.clamp = clamp;
   const int y_scale = q.inputs[1];
@@ -827,6 +829,7 @@ Check FuseQLinearAt(Graph* graph, int qn) {
     if (p < 0 || SoleReader(*graph, op_out) != act) return Check();
   }
   if (graph->nodes[p].op == "Add") return FuseQLinearAdd(graph, qn, p, act, clamp);
+  if (graph->nodes[p].op == "Mul" && act < 0) return FuseQLinearAdd(graph, qn, p, -1, clamp);
   const std::string& kind = graph->nodes[p].op;
   if (act < 0 && (kind == "AveragePool" || kind == "GlobalAveragePool")) {
     return FuseQLinearPool(graph, qn, p);

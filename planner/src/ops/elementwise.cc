@@ -49,7 +49,7 @@ Check InferPow(InferContext& c) {
   return Check();
 }
 
-// QLinearAdd (com.microsoft's; runtime/src/kernels/qlinear.cc): a, a_scale,
+// QLinearAdd and QLinearMul (com.microsoft's; runtime/src/kernels/qlinear.cc): a, a_scale,
 // a_zero_point, b, b_scale, b_zero_point, c_scale, [c_zero_point]. a and b
 // uint8 or int8 of one dtype, scales float32 of one element, zero points of
 // one element and the dtype of their tensor; the output has c_zero_point's
@@ -247,6 +247,7 @@ const OpDef kOps[] = {
     {"Min", 2, 2, 1, 1, InferElementwise, true, schema::Op::Min, 2, nullptr, nullptr, EvalBinary<MinFn>, false},
     {"PRelu", 2, 2, 1, 1, InferPRelu, true, schema::Op::PRelu, 2, nullptr, nullptr, EvalPRelu, false},
     {"QLinearAdd", 7, 8, 1, 1, InferQLinearAdd, true, schema::Op::QLinearAdd, kAllInputs, LowerElementwise, nullptr, nullptr, false},
+    {"QLinearMul", 7, 8, 1, 1, InferQLinearAdd, true, schema::Op::QLinearMul, kAllInputs, LowerElementwise, nullptr, nullptr, false},
 };
 // clang-format on
 

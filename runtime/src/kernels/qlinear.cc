@@ -738,24 +738,24 @@ Status ParseQAdd(const KernelCall& call, Broadcast2* bc) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 7, 8, 1));
   BATON_KCHECK(call.node->params_type() == schema::Params::NONE ||
                    call.node->params_type() == schema::Params::ElementwiseParams,
-               "QLinearAdd takes ElementwiseParams");
+               "QLinearAdd/Mul takes ElementwiseParams");
   const TensorArg& a = call.inputs[0];
   const TensorArg& b = call.inputs[3];
   const TensorArg& y = call.outputs[0];
   BATON_KCHECK(IsQ8(a.dtype()) && b.dtype() == a.dtype() && y.dtype() == a.dtype(),
-               "QLinearAdd a, b and output must be all uint8 or all int8");
+               "QLinearAdd/Mul a, b and output must be all uint8 or all int8");
   BATON_KCHECK(IsScalarOf(call.inputs[1], DType::Float32) &&
                    IsScalarOf(call.inputs[4], DType::Float32) &&
                    IsScalarOf(call.inputs[6], DType::Float32),
-               "QLinearAdd scales must be float32 scalars");
+               "QLinearAdd/Mul scales must be float32 scalars");
   BATON_KCHECK(IsScalarOf(call.inputs[2], a.dtype()) && IsScalarOf(call.inputs[5], a.dtype()),
-               "QLinearAdd a_zero_point and b_zero_point must be scalars of the inputs' dtype");
+               "QLinearAdd/Mul a_zero_point and b_zero_point must be scalars of the inputs' dtype");
   const TensorArg& zc = Input(call, 7);
   if (zc.present()) {
     BATON_KCHECK(IsScalarOf(zc, y.dtype()),
-                 "QLinearAdd c_zero_point must be a scalar of the output's dtype");
+                 "QLinearAdd/Mul c_zero_point must be a scalar of the output's dtype");
   } else {
-    BATON_KCHECK(y.dtype() == DType::UInt8, "QLinearAdd without c_zero_point writes uint8");
+    BATON_KCHECK(y.dtype() == DType::UInt8, "QLinearAdd/Mul without c_zero_point writes uint8");
   }
   return MakeBroadcast2(a, b, y, bc);
 }
@@ -834,12 +834,82 @@ Status QAddEval(const KernelCall& call) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------- QLinearMul
+//
+// com.microsoft's QLinearMul: QLinearAdd's inputs, dtypes and broadcasting,
+// no clamp. ONNX Runtime's arithmetic (MLAS's SSE2/AVX2 QLinearMul), exact
+// integer product, then one float32 multiply by the combined scale:
+//
+//   ratio = (a_scale * b_scale) / c_scale
+//   c = saturate(round_half_even(float((a - za) * (b - zb)) * ratio + float(zc)))
+//
+// The zero point is added before rounding (found against ORT 1.30: adding it
+// after differs at ties with an odd zc). |(a - za) * (b - zb)| <= 255 * 255
+// is exact in float32. v is clamped to the output range before rounding
+// (NaN to the low bound).
+
+Status QMulPrepare(const KernelCall& call) {
+  const schema::ElementwiseParams* params = call.node->params_as_ElementwiseParams();
+  BATON_KCHECK(params == nullptr || params->clamp() == nullptr, "QLinearMul takes no clamp");
+  Broadcast2 bc;
+  return ParseQAdd(call, &bc);
+}
+
+Status QMulEval(const KernelCall& call) {
+  Broadcast2 bc;
+  BATON_RETURN_IF_ERROR(ParseQAdd(call, &bc));
+  const TensorArg& y = call.outputs[0];
+  if (y.elements() == 0) return Status::Ok();
+  const DType type = y.dtype();
+  const bool is_signed = type == DType::Int8;
+  const float ratio = (call.inputs[1].f32()[0] * call.inputs[4].f32()[0]) / call.inputs[6].f32()[0];
+  const int32_t za = SignedZero(call.inputs[2], type);
+  const int32_t zb = SignedZero(call.inputs[5], type);
+  const int32_t zc = SignedZero(Input(call, 7), type);
+  const float fzc = static_cast<float>(zc);
+  const float lo = is_signed ? -128.0f : 0.0f;
+  const float hi = is_signed ? 127.0f : 255.0f;
+  const uint8_t flip = FlipOf(type);
+  const int32_t off = is_signed ? 128 : 0;  // (byte ^ flip) - off is the value
+  const auto* a = static_cast<const uint8_t*>(call.inputs[0].data);
+  const auto* b = static_cast<const uint8_t*>(call.inputs[3].data);
+  auto* out = static_cast<uint8_t*>(y.data);
+  const uint32_t inner = bc.rank - 1;
+  const int64_t n = bc.shape[inner];
+  const int64_t sa = bc.sa[inner], sb = bc.sb[inner];
+  int64_t outer = 1;
+  for (uint32_t d = 0; d < inner; ++d) outer *= bc.shape[d];
+  int64_t index[kMaxRank] = {};
+  int64_t oa = 0, ob = 0;
+  for (int64_t t = 0; t < outer; ++t) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t va = ((a[oa + i * sa] ^ flip) - off) - za;
+      const int32_t vb = ((b[ob + i * sb] ^ flip) - off) - zb;
+      float v = static_cast<float>(va * vb) * ratio + fzc;
+      v = v > lo ? v : lo;
+      v = v < hi ? v : hi;
+      out[i] = static_cast<uint8_t>(static_cast<int32_t>(RoundHalfEven(v)));
+    }
+    out += n;
+    for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
+      oa += bc.sa[d];
+      ob += bc.sb[d];
+      if (++index[d] < bc.shape[d]) break;
+      oa -= bc.sa[d] * bc.shape[d];
+      ob -= bc.sb[d] * bc.shape[d];
+      index[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 constexpr KernelEntry kQLinearEntries[] = {
     {Op::QLinearConv, kAllDeviceKinds, QConvPrepare, QConvEval, QConvWorkspaceBytes},
     {Op::QLinearMatMul, kAllDeviceKinds, QMatMulPrepare, QMatMulEval, QMatMulWorkspaceBytes},
     {Op::QLinearAdd, kAllDeviceKinds, QAddPrepare, QAddEval, nullptr},
+    {Op::QLinearMul, kAllDeviceKinds, QMulPrepare, QMulEval, nullptr},
 };
 BATON_KERNEL_FAMILY(QLinear, kQLinearEntries);
 

@@ -657,6 +657,25 @@ TEST(FuseQLinearTest, PoolsAsOnnxRuntimeFusesThem) {
   }
 }
 
+TEST(FuseQLinearTest, MulBecomesQLinearMulWithoutActivation) {
+  {
+    QdqGroup g("Conv");
+    g.b.Add("Mul", "mul", {"xd", "xd"}, {"m"});
+    g.Finish("m");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearMul");
+    EXPECT_EQ(g.b.g.nodes[1].inputs.size(), 8u);
+  }
+  {  // ONNX Runtime fuses no activation into QLinearMul: the group stays
+    QdqGroup g("Conv");
+    g.b.Add("Mul", "mul", {"xd", "xd"}, {"m"});
+    g.b.Add("Relu", "relu", {"m"}, {"r"});
+    g.Finish("r");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Mul Relu QuantizeLinear");
+  }
+}
+
 TEST(FuseQLinearTest, LayoutOpBetweenEqualQuantizationRunsOnBytes) {
   {  // same scale and zero point on both sides: Flatten reads the uint8 x
     QdqGroup g("Conv");
