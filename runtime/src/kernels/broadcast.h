@@ -81,5 +81,27 @@ inline Status MakeBroadcast2(const TensorArg& a, const TensorArg& b, const Tenso
   return Status::Ok();
 }
 
+// The rows of a Broadcast2 (every dim but the innermost), visited in order
+// by the kernels: Rows(bc) of them; NextRow moves the operands' element
+// offsets oa and ob (strides sa and sb, a Broadcast2's or swapped) from one
+// row's start to the next, `index` (zeroed, kMaxRank) being the row.
+inline int64_t Rows(const Broadcast2& bc) {
+  int64_t rows = 1;
+  for (uint32_t d = 0; d + 1 < bc.rank; ++d) rows *= bc.shape[d];
+  return rows;
+}
+
+inline void NextRow(const Broadcast2& bc, const int64_t* sa, const int64_t* sb, int64_t* index,
+                    int64_t* oa, int64_t* ob) {
+  for (int32_t d = static_cast<int32_t>(bc.rank) - 2; d >= 0; --d) {
+    *oa += sa[d];
+    *ob += sb[d];
+    if (++index[d] < bc.shape[d]) return;
+    *oa -= sa[d] * bc.shape[d];
+    *ob -= sb[d] * bc.shape[d];
+    index[d] = 0;
+  }
+}
+
 }  // namespace kernels
 }  // namespace baton

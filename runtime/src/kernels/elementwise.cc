@@ -77,22 +77,14 @@ Status BinaryEval(const KernelCall& call) {
   float* y = ty.f32();
   const uint32_t inner = bc.rank - 1;
   const int64_t n = bc.shape[inner];
-  int64_t outer = 1;
-  for (uint32_t d = 0; d < inner; ++d) outer *= bc.shape[d];
+  const int64_t rows = Rows(bc);
   int64_t index[kMaxRank] = {};
   int64_t oa = 0, ob = 0;
-  for (int64_t t = 0; t < outer; ++t) {
+  for (int64_t t = 0; t < rows; ++t) {
     Run<Op>(a + oa, bc.sa[inner], b + ob, bc.sb[inner], y, n);
     ApplyClamp(clamp, y, n);
     y += n;
-    for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
-      oa += bc.sa[d];
-      ob += bc.sb[d];
-      if (++index[d] < bc.shape[d]) break;
-      oa -= bc.sa[d] * bc.shape[d];
-      ob -= bc.sb[d] * bc.shape[d];
-      index[d] = 0;
-    }
+    NextRow(bc, bc.sa, bc.sb, index, &oa, &ob);
   }
   return Status::Ok();
 }

@@ -806,8 +806,7 @@ Status QAddEval(const KernelCall& call) {
   const int32_t off = is_signed ? 128 : 0;
   const int64_t n = bc.shape[inner];
   const int64_t sp = p.strides[inner], sq = q.strides[inner];
-  int64_t outer = 1;
-  for (uint32_t d = 0; d < inner; ++d) outer *= bc.shape[d];
+  const int64_t rows = Rows(bc);
   uint8_t* out = static_cast<uint8_t*>(y.data);
   int64_t index[kMaxRank] = {};
   int64_t op = 0, oq = 0;
@@ -819,17 +818,10 @@ Status QAddEval(const KernelCall& call) {
   row.fixed = fixed;
   row.lo = lo;
   row.hi = hi;
-  for (int64_t t = 0; t < outer; ++t) {
+  for (int64_t t = 0; t < rows; ++t) {
     QAddRow(p.data + op, sp, q.data + oq, sq, n, row, out);
     out += n;
-    for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
-      op += p.strides[d];
-      oq += q.strides[d];
-      if (++index[d] < bc.shape[d]) break;
-      op -= p.strides[d] * bc.shape[d];
-      oq -= q.strides[d] * bc.shape[d];
-      index[d] = 0;
-    }
+    NextRow(bc, p.strides, q.strides, index, &op, &oq);
   }
   return Status::Ok();
 }
@@ -877,11 +869,10 @@ Status QMulEval(const KernelCall& call) {
   const uint32_t inner = bc.rank - 1;
   const int64_t n = bc.shape[inner];
   const int64_t sa = bc.sa[inner], sb = bc.sb[inner];
-  int64_t outer = 1;
-  for (uint32_t d = 0; d < inner; ++d) outer *= bc.shape[d];
+  const int64_t rows = Rows(bc);
   int64_t index[kMaxRank] = {};
   int64_t oa = 0, ob = 0;
-  for (int64_t t = 0; t < outer; ++t) {
+  for (int64_t t = 0; t < rows; ++t) {
     for (int64_t i = 0; i < n; ++i) {
       const int32_t va = ((a[oa + i * sa] ^ flip) - off) - za;
       const int32_t vb = ((b[ob + i * sb] ^ flip) - off) - zb;
@@ -891,14 +882,7 @@ Status QMulEval(const KernelCall& call) {
       out[i] = static_cast<uint8_t>(static_cast<int32_t>(RoundHalfEven(v)));
     }
     out += n;
-    for (int32_t d = static_cast<int32_t>(inner) - 1; d >= 0; --d) {
-      oa += bc.sa[d];
-      ob += bc.sb[d];
-      if (++index[d] < bc.shape[d]) break;
-      oa -= bc.sa[d] * bc.shape[d];
-      ob -= bc.sb[d] * bc.shape[d];
-      index[d] = 0;
-    }
+    NextRow(bc, bc.sa, bc.sb, index, &oa, &ob);
   }
   return Status::Ok();
 }
