@@ -12,10 +12,11 @@
       outputs with the host's .npy files (tolerance 1e-5).
   cross_test.py images --source S --build B --toolchain T --tool BATON
                        --cases DIR --target-json J --model NAME... [--size-report R.json]
+                       [--float]
       Builds one firmware per model of make_quant_models.py's DIR: the int8
-      QDQ model (fw-int8-NAME.elf, must build) and, when the case has one,
-      its float model (fw-float-NAME.elf, may fail to fit the board; the
-      reason is reported), each planned for J with the case's input
+      QDQ model (fw-int8-NAME.elf, must build) and, with --float and when the
+      case has one, its float model (fw-float-NAME.elf, may fail to fit the
+      board; the reason is reported), each planned for J with the case's input
       embedded (ports/cortex-m BATON_FIRMWARE_IMAGES: the libraries are
       built once, each image only plans and links). Prints and writes a
       table of arena bytes (plan.h) and ELF sizes (arm-none-eabi-size).
@@ -159,7 +160,7 @@ def cmd_images(args):
         inputs = " ".join("%s=%s" % (i["name"], os.path.join(args.cases, model, i["file"]))
                           for i in case["inputs"])
         for kind, onnx in (("int8", "model.onnx"), ("float", case.get("float_model"))):
-            if onnx is None:
+            if onnx is None or (kind == "float" and not args.float):
                 continue
             name = "%s-%s" % (kind, model)
             lines.append("%s %s %s %s" % (name, os.path.join(args.cases, model, onnx),
@@ -306,6 +307,9 @@ def main():
     images.add_argument("--model", nargs="+", required=True)
     images.add_argument("--size", default="arm-none-eabi-size")
     images.add_argument("--size-report", help="write the size table as JSON here")
+    images.add_argument("--float", action="store_true",
+                        help="also plan and link each model's float image, for the size table "
+                             "(not run; about a minute per board, so ctest leaves it out)")
     i8 = sub.add_parser("int8")
     i8.add_argument("--build", required=True)
     i8.add_argument("--cases", required=True)
