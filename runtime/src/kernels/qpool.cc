@@ -56,7 +56,8 @@ Status CheckQPoolInputs(const KernelCall& call, Q8* out) {
 // Requantization of the global form, in ONNX Runtime's order.
 struct GlobalRequant {
   float scale, lo, hi;
-  int32_t x_bias, y_zero;
+  uint32_t x_bias;  // -x_zero * size, modulo 2^32
+  int32_t y_zero;
 };
 
 GlobalRequant GlobalRequantOf(const KernelCall& call, const Q8& q, int64_t size) {
@@ -64,17 +65,20 @@ GlobalRequant GlobalRequantOf(const KernelCall& call, const Q8& q, int64_t size)
   const float x_scale = call.inputs[1].f32()[0];
   const float y_scale = call.inputs[3].f32()[0];
   r.scale = x_scale / (y_scale * static_cast<float>(size));
-  r.x_bias = -q.At(call.inputs[2].data, 0) * static_cast<int32_t>(size);
+  r.x_bias = 0u - static_cast<uint32_t>(q.At(call.inputs[2].data, 0)) * static_cast<uint32_t>(size);
   r.y_zero = q.At(call.inputs[4].data, 0);
   r.lo = static_cast<float>(q.Min() - r.y_zero);
   r.hi = static_cast<float>(q.Max() - r.y_zero);
   return r;
 }
 
-// One output of the global form from the plane's int32 sum (|sum| <=
-// 255 * 2^24 within int32, the planner's fusion checks size < 2^24).
-inline int32_t GlobalOutput(const GlobalRequant& r, int32_t sum) {
-  float v = static_cast<float>(sum + r.x_bias) * r.scale;
+// One output of the global form from the plane's sum. The sum and the bias
+// wrap modulo 2^32 as ONNX Runtime's int32 vector adds do (only planes of
+// more than 2^31 / 255 elements can wrap; size < 2^24 is checked), without
+// C++'s signed overflow.
+inline int32_t GlobalOutput(const GlobalRequant& r, uint32_t sum) {
+  const auto acc = static_cast<int32_t>(sum + r.x_bias);  // two's complement
+  float v = static_cast<float>(acc) * r.scale;
   v = v > r.lo ? v : r.lo;  // NaN -> lo, as SSE's maxps
   v = v < r.hi ? v : r.hi;
   return static_cast<int32_t>(RoundHalfEven(v)) + r.y_zero;
@@ -86,8 +90,8 @@ void GlobalPool(const KernelCall& call, const Q8& q, int64_t planes, int64_t siz
   const void* x = call.inputs[0].data;
   auto* y = static_cast<uint8_t*>(call.outputs[0].data);
   for (int64_t p = 0; p < planes; ++p) {
-    int32_t sum = 0;
-    for (int64_t i = 0; i < size; ++i) sum += q.At(x, p * size + i);
+    uint32_t sum = 0;
+    for (int64_t i = 0; i < size; ++i) sum += static_cast<uint32_t>(q.At(x, p * size + i));
     y[p] = static_cast<uint8_t>(GlobalOutput(r, sum));  // two's complement for int8
   }
 }
