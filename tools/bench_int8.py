@@ -36,26 +36,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import bench_vs_torch  # noqa: E402
 import ort_ref  # noqa: E402
 
 CPU_TARGET = os.path.join(ROOT, "ports", "linux", "targets", "cpu.json")
 DEFAULT_CASES = ("mobilenet_v2", "resnet18")
 FLAGS = ("sse4_1", "avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni")
 DASH = "—"
-
-
-def cpu_info():
-    """Model name and the SIMD flags that matter for these kernels."""
-    model, flags = "?", set()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if key == "model name" and model == "?":
-                model = value.strip()
-            elif key == "flags" and not flags:
-                flags = set(value.split())
-    return model, {w: w in flags for w in FLAGS}
 
 
 def case_inputs(case_dir, manifest_case):
@@ -134,9 +121,7 @@ def main(argv):
             label = f"auto ({used})" if isa == "auto" else isa
             rows.append((name, label, b, ort))
 
-    model, flags = cpu_info()
-    print(f"CPU: {model}, {os.cpu_count()} logical CPUs; flags: " +
-          ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in flags.items()))
+    print(bench_vs_torch.cpu_line(FLAGS))
     print()
     print("| model | Baton ISA | Baton median / min ms | ORT median / min ms | Baton / ORT |")
     print("|---|---|---|---|---|")

@@ -184,8 +184,8 @@ def first_line(text):
     return lines[0] if lines else "no message"
 
 
-def cpu_line():
-    """Model name and the SIMD flags that matter for these kernels."""
+def cpu_line(wanted=("avx2", "avx512f", "avx512_vnni", "fma", "sse4_1")):
+    """Model name and whether the CPU has each of the `wanted` flags."""
     model, flags = "?", set()
     try:
         with open("/proc/cpuinfo") as f:
@@ -198,7 +198,6 @@ def cpu_line():
                     flags = set(value.split())
     except OSError:
         pass
-    wanted = ("avx2", "avx512f", "avx512_vnni", "fma", "sse4_1")
     return (f"CPU: {model}, {os.cpu_count()} logical CPUs; flags: " +
             ", ".join(f"{w} {'yes' if w in flags else 'no'}" for w in wanted))
 
