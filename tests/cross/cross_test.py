@@ -69,6 +69,30 @@ def build(args, targets):
         sys.exit("cross_test: build of %s failed" % " ".join(targets))
 
 
+def run_firmware(args, name, elf):
+    """Runs `elf` under QEMU with semihosting (its output comes on stderr:
+    both are kept), writes it to qemu-NAME.log and echoes it. Returns the
+    log's path, or None, saying why, when QEMU timed out or the firmware
+    exited with an error."""
+    qemu = [args.qemu, "-M", args.machine, "-nographic", "-semihosting-config",
+            "enable=on,target=native", "-kernel", elf]
+    try:
+        proc = run(qemu, timeout=args.timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                   stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        print("cross_test: %s: QEMU timed out after %d s" % (name, args.timeout))
+        return None
+    text = proc.stdout.decode(errors="replace")
+    log = os.path.join(args.build, "qemu-%s.log" % name)
+    with open(log, "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    if proc.returncode != 0:
+        print("cross_test: %s: firmware exited with %d" % (name, proc.returncode))
+        return None
+    return log
+
+
 def cmd_build(args):
     configure(args, args.define)
     build(args, args.target)
@@ -86,24 +110,8 @@ def cmd_demo(args):
         configure(args, args.define + ["BATON_HOST_TOOL=" + args.tool, "BATON_DEMO_TARGET=" + target,
                                        "BATON_DEMO_ASSIGN=" + assign.replace(",", ";")])
         build(args, ["baton-demo"])
-        elf = os.path.join(fw_dir, "baton-demo.elf")
-        log = os.path.join(args.build, "qemu-%s.log" % name)
-        qemu = [args.qemu, "-M", args.machine, "-nographic", "-semihosting-config",
-                "enable=on,target=native", "-kernel", elf]
-        try:
-            # QEMU prints semihosting output on stderr: keep both.
-            proc = run(qemu, timeout=args.timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            print("cross_test: %s: QEMU timed out after %d s" % (name, args.timeout))
-            failures += 1
-            continue
-        text = proc.stdout.decode(errors="replace")
-        with open(log, "w") as f:
-            f.write(text)
-        sys.stdout.write(text)
-        if proc.returncode != 0:
-            print("cross_test: %s: firmware exited with %d" % (name, proc.returncode))
+        log = run_firmware(args, name, os.path.join(fw_dir, "baton-demo.elf"))
+        if log is None:
             failures += 1
             continue
         host_dir = os.path.join(args.build, "host-%s" % name)
@@ -223,22 +231,8 @@ def cmd_images(args):
 def cmd_int8(args):
     case = load_manifest(args.cases)[args.model]
     name = "int8-" + args.model
-    elf = image_elf(args.build, name)
-    qemu = [args.qemu, "-M", args.machine, "-nographic", "-semihosting-config",
-            "enable=on,target=native", "-kernel", elf]
-    try:
-        proc = run(qemu, timeout=args.timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                   stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        print("cross_test: %s: QEMU timed out after %d s" % (name, args.timeout))
-        return 1
-    text = proc.stdout.decode(errors="replace")
-    log = os.path.join(args.build, "qemu-%s.log" % name)
-    with open(log, "w") as f:
-        f.write(text)
-    sys.stdout.write(text)
-    if proc.returncode != 0:
-        print("cross_test: %s: firmware exited with %d" % (name, proc.returncode))
+    log = run_firmware(args, name, image_elf(args.build, name))
+    if log is None:
         return 1
     device = parse_log(log)
     # The same plan and input on the host, for information.
