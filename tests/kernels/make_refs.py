@@ -1424,6 +1424,35 @@ def build_cases(np, torch):
         qpool(f"qgap_{tag}_ties", (2, 6, 4, 4), dt)
         qpool(f"qgap_{tag}_scaled", (1, 7, 5, 3), dt, same_scale=False)
         qpool(f"qgap_{tag}_1d", (1, 3, 10), dt)
+
+    # ------------------------------------------- QLinearLookup, 8-bit MaxPool
+    # QLinearLookup: y = table[x - lowest(x's dtype)], the table of y's dtype.
+    for xdt, ydt, tag in ((np.uint8, np.uint8, "u8_u8"), (np.int8, np.int8, "i8_i8"),
+                          (np.uint8, np.int8, "u8_i8"), (np.int8, np.uint8, "i8_u8")):
+        x = q8(xdt, (2, 3, 5, 7))
+        table = q8(ydt, (256,))
+        y = table[x.astype(np.int64) - int(np.iinfo(xdt).min)]
+        add(f"qlookup_{tag}", "QLinearLookup", [x, table], [y])
+    # MaxPool and GlobalMaxPool on uint8/int8: the maximum over the taps inside
+    # the input (padding never wins, even over int8 values below zero).
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        for name, shape, kernel, strides, pads, ceil in (
+                ("3x3_s2_p1", (1, 4, 15, 15), [3, 3], [2, 2], [1, 1, 1, 1], False),
+                ("ceil_pad", (1, 2, 8, 8), [3, 3], [2, 2], [1, 1, 1, 1], True),
+                ("1d", (2, 3, 11), [3], [2], [1, 1], False)):
+            x = q8(dt, shape)
+            if dt == np.int8:
+                x[0, 0] = np.minimum(x[0, 0], -1)  # an all-negative plane
+            sp = len(kernel)
+            y = pool_np(x.astype(np.float64), "MaxPool", kernel, strides, pads, [1] * sp, ceil,
+                        False).astype(dt)
+            params = dict(type="PoolParams", kernel=kernel, strides=strides, pads=pads,
+                          dilations=[1] * sp, ceil_mode=ceil, count_include_pad=False)
+            add(f"maxpool_{tag}_{name}", "MaxPool", [x], [y], params)
+        x = q8(dt, (2, 5, 4, 3))
+        if dt == np.int8:
+            x[1, 2] = np.minimum(x[1, 2], -1)
+        add(f"gmp_{tag}", "GlobalMaxPool", [x], [x.max(axis=(2, 3), keepdims=True)])
     return cases
 
 

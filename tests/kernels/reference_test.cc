@@ -452,6 +452,7 @@ TEST_F(KernelRefTest, QLinear) { RunOps({"QLinearConv", "QLinearMatMul"}); }
 TEST_F(KernelRefTest, QLinearAdd) { RunOps({"QLinearAdd"}); }
 TEST_F(KernelRefTest, QLinearMul) { RunOps({"QLinearMul"}); }
 TEST_F(KernelRefTest, QLinearPools) { RunOps({"QLinearAveragePool", "QLinearGlobalAveragePool"}); }
+TEST_F(KernelRefTest, QLinearLookup) { RunOps({"QLinearLookup"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
 TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }
 TEST_F(KernelRefTest, DepthSpace) { RunOps({"DepthToSpace", "SpaceToDepth"}); }

@@ -683,6 +683,84 @@ def mul_case(rng):
     return "mul_se_uint8", g.model(), [a, b], [ref]
 
 
+def max_pool_ref(x, k, stride, pad):
+    """ONNX MaxPool (square window, symmetric pads, no dilation) in float64."""
+    n, c, h, w = x.shape
+    xp = np.full((n, c, h + 2 * pad, w + 2 * pad), -np.inf)
+    xp[:, :, pad:pad + h, pad:pad + w] = x
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    y = np.empty((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = xp[:, :, i * stride:i * stride + k, j * stride:j * stride + k].max(axis=(2, 3))
+    return y
+
+
+def lookup_case(rng):
+    """Integer ops without arithmetic of their own: MaxPool, GlobalMaxPool,
+    Pad, nearest Resize and Slice between equal QuantizeLinear/
+    DequantizeLinear pairs (uint8 and int8), and
+    elementwise float functions between a DequantizeLinear and a
+    QuantizeLinear (Sigmoid, Tanh, LeakyRelu, HardSwish as torch exports it:
+    Mul(x, HardSigmoid(x))), which Baton runs as 256-entry tables; then a
+    Concat of operands with three different scales requantized to the
+    output's. The reference is float64 numpy."""
+    s, zu, zi = np.float32(0.05), np.uint8(120), np.int8(-9)
+    x = on_grid(rng, (1, 6, 9, 11), s, zu, np.uint8)
+    xu_f = dequantize(quantize(x, s, zu, np.uint8), s, zu).astype(np.float64)
+    xi_f = dequantize(quantize(x, s, zi, np.int8), s, zi).astype(np.float64)
+    g = GraphBuilder()
+    xin = g.add_input("x", x)
+    xu, xi = g.qdq(xin, s, zu), g.qdq(xin, s, zi, None)
+    refs = []
+
+    def out(t, name, yf, scale, zp, dtype):
+        refs.append(dequantize(quantize(yf.astype(np.float32), scale, zp, dtype), scale, zp))
+        g.rename_output(g.qdq(t, scale, zp), name, yf.shape)
+
+    out(g.node("MaxPool", [xu], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        "maxpool", max_pool_ref(xu_f, 3, 2, 1), s, zu, np.uint8)
+    out(g.node("GlobalMaxPool", [xi]), "gmaxpool", xi_f.max(axis=(2, 3), keepdims=True),
+        s, zi, np.int8)
+    sig_s, sig_z = np.float32(1 / 256), np.uint8(0)
+    sig = g.node("Sigmoid", [xu])
+    out(sig, "sigmoid", 1 / (1 + np.exp(-xu_f)), sig_s, sig_z, np.uint8)
+    tanh_s, tanh_z = np.float32(1 / 128), np.int8(0)
+    out(g.node("Tanh", [xi]), "tanh", np.tanh(xi_f), tanh_s, tanh_z, np.int8)
+    lr_s, lr_z = range_params(-0.1 * 6.0, 6.75, np.uint8)
+    lrelu = g.node("LeakyRelu", [xu], alpha=0.1)
+    out(lrelu, "leakyrelu", np.where(xu_f > 0, xu_f, 0.1 * xu_f), lr_s, lr_z, np.uint8)
+    hs_s, hs_z = range_params(-0.375, 6.75, np.int8)
+    hsig = g.node("HardSigmoid", [xi], alpha=1 / 6, beta=0.5)
+    hsw = g.node("Mul", [xi, hsig])
+    out(hsw, "hardswish", xi_f * np.clip(xi_f / 6 + 0.5, 0, 1), hs_s, hs_z, np.int8)
+    # Concat: x (scale s), the sigmoid (1/256) and the LeakyRelu, into a
+    # fourth scale.
+    sig_f = dequantize(quantize((1 / (1 + np.exp(-xu_f))).astype(np.float32), sig_s, sig_z,
+                                np.uint8), sig_s, sig_z).astype(np.float64)
+    lr_f = dequantize(quantize(np.where(xu_f > 0, xu_f, 0.1 * xu_f).astype(np.float32), lr_s,
+                               lr_z, np.uint8), lr_s, lr_z).astype(np.float64)
+    # Pad (a constant fill off the grid: quantized like the float graph), a
+    # nearest Resize and a Slice between equal quantizations.
+    pads = g.const("pad_pads", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))
+    pad_fill = g.const("pad_fill", np.array(0.33, np.float32))
+    padded = np.pad(xu_f, ((0, 0), (0, 0), (1, 2), (2, 1)), constant_values=np.float32(0.33))
+    out(g.node("Pad", [xu, pads, pad_fill], mode="constant"), "pad", padded, s, zu, np.uint8)
+    scales = g.const("resize_scales", np.array([1, 1, 2, 2], np.float32))
+    out(g.node("Resize", [xi, "", scales], mode="nearest",
+               coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        "resize", xi_f.repeat(2, axis=2).repeat(2, axis=3), s, zi, np.int8)
+    out(g.node("Slice", [xu, g.const("sl_starts", np.array([1, 2], np.int64)),
+                         g.const("sl_ends", np.array([8, 11], np.int64)),
+                         g.const("sl_axes", np.array([2, 3], np.int64)),
+                         g.const("sl_steps", np.array([3, 2], np.int64))]),
+        "slice", xu_f[:, :, 1:8:3, 2:11:2], s, zu, np.uint8)
+    cat_s, cat_z = range_params(-0.6, 7.0, np.uint8)
+    cat = g.node("Concat", [xu, g.qdq(sig, sig_s, sig_z), g.qdq(lrelu, lr_s, lr_z)], axis=1)
+    out(cat, "concat", np.concatenate([xu_f, sig_f, lr_f], axis=1), cat_s, cat_z, np.uint8)
+    return "lookup_concat_maxpool", g.model(), [x], refs
+
+
 def helper_cases(rng):
     """(name, model, [inputs], [reference outputs])."""
     return [
@@ -694,6 +772,7 @@ def helper_cases(rng):
         per_axis_case(rng),
         pool_case(rng),
         mul_case(rng),
+        lookup_case(rng),
     ]
 
 

@@ -10,7 +10,7 @@
 #   quant.models_match_ort  tools/quant_check.py: `baton plan` (cpu target) and
 #                           `baton run` of every case, within 1 LSB and 99% equal
 #                           elements of ORT-all (the fused integer kernels;
-#                           measured: all 14 exact, pool and product ties
+#                           measured: all 15 exact, pool and product ties
 #                           included).
 #
 # Both need onnxruntime-node from tools/ort/install.sh, as tests/ort does.

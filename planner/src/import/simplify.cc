@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -755,10 +756,13 @@ Check FuseQLinearPool(Graph* graph, int qn, int pool) {
 }
 
 // DequantizeLinear(x) -> Flatten | Reshape | Squeeze | Unsqueeze | Transpose
-// -> QuantizeLinear with the same dtype, scale and zero point on both sides
-// => the layout op on the 8-bit x. Exact: quantizing (x - z) * s with s and z
-// gives x back (the float error of the round trip is far below half an LSB),
-// and the op only moves elements. Node `op` is the layout op.
+// | Slice | Pad | Resize (nearest) | MaxPool | GlobalMaxPool -> QuantizeLinear
+// with the same dtype, scale and zero point on both sides => the op on the
+// 8-bit x. Exact: quantizing (x - z) * s with s and z gives x back (the float
+// error of the round trip is far below half an LSB), the layout ops only move
+// elements (a constant Pad fills with the quantized fill value), and the
+// maximum of dequantized values (s > 0) is the dequantized maximum. Node `op`
+// is the op (a MaxPool's optional indices output stops the rewrite).
 Check DropQdqAround(Graph* graph, int qn, int op_node) {
   const std::vector<int> producer = graph->Producers();
   const Node& op = graph->nodes[op_node];
@@ -789,8 +793,224 @@ Check DropQdqAround(Graph* graph, int qn, int op_node) {
   Node moved = op;
   moved.inputs[0] = x->q;
   moved.outputs = {y};
+  if (op.op == "Pad" && op.GetString("mode", "constant") == "constant") {
+    // The fill value c becomes QuantizeLinear(c), which is what the float
+    // graph writes there: a constant of x's dtype (an attribute before opset 11).
+    float c = op.GetFloat("value", 0.0f);
+    if (internal::HasInput(op, 2)) {
+      const Tensor& v = graph->tensors[op.inputs[2]];
+      if (!v.is_constant || v.dtype != DType::Float32 || v.elements() != 1) return Check();
+      c = v.FloatData()[0];
+    }
+    if (!(c == c)) return Check();
+    const float lo = dtype == DType::UInt8 ? 0.0f : -128.0f;
+    const float hi = dtype == DType::UInt8 ? 255.0f : 127.0f;
+    const float r = std::nearbyint(c / ys) + static_cast<float>(*yz);
+    const auto fill = static_cast<int>(std::min(hi, std::max(lo, r)));
+    if (internal::HasInput(op, 1)) {
+      Tensor t;
+      t.name = UniqueTensorName(*graph, op.name + "_fill");
+      t.dtype = dtype;
+      t.shape_known = true;
+      t.is_constant = true;
+      t.data = {static_cast<uint8_t>(fill)};
+      moved.inputs.resize(std::max<size_t>(moved.inputs.size(), 3), -1);
+      moved.inputs[2] = graph->AddTensor(std::move(t));
+    } else {
+      Attr value;
+      value.kind = Attr::Kind::kFloat;
+      value.f = static_cast<float>(fill);
+      moved.attrs["value"] = value;
+    }
+  }
   KillNode(&graph->nodes[op_node]);
   graph->nodes[qn] = std::move(moved);
+  return Check();
+}
+
+// ---- Table lookups: DequantizeLinear -> elementwise float ops -> QuantizeLinear ----
+
+// Float ops that act on each element alone (with one-element constants).
+bool IsElementwiseFloatOp(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu",
+      "Exp", "Log", "Neg", "Abs", "Softplus", "Erf", "Gelu", "Sqrt", "Reciprocal", "Swish",
+      "Mish", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  return kOps.count(op) != 0 && internal::CanEvaluate(op);
+}
+
+// The nodes between one per-tensor 8-bit DequantizeLinear and the input of
+// QuantizeLinear `qn` when they compute y = f(x) element by element: every
+// node is an elementwise float op, reads only the dequantized x, tensors of
+// the region and one-element float constants, and every tensor the region
+// writes is read only inside it (the last one only by QuantizeLinear nodes,
+// each of which gets its own table). At most 8 nodes. `nodes` are in graph
+// (topological) order.
+struct LookupRegion {
+  DqSource x;
+  std::vector<int> nodes;
+};
+
+std::optional<LookupRegion> FindLookupRegion(const Graph& graph, const std::vector<int>& producer,
+                                             const std::vector<std::vector<int>>& consumers,
+                                             int qn) {
+  constexpr size_t kMaxNodes = 8;
+  const int out = graph.nodes[qn].inputs[0];
+  LookupRegion region;
+  int source = -1;  // the dequantized float tensor
+  std::set<int> members;
+  std::vector<int> stack = {producer[out]};
+  while (!stack.empty()) {
+    const int n = stack.back();
+    stack.pop_back();
+    if (n < 0 || members.count(n)) continue;
+    const Node& node = graph.nodes[n];
+    if (!IsElementwiseFloatOp(node.op) || node.outputs.size() != 1 || node.clamp ||
+        members.size() == kMaxNodes) {
+      return std::nullopt;
+    }
+    members.insert(n);
+    for (int t : node.inputs) {
+      if (t < 0) continue;
+      const Tensor& tensor = graph.tensors[t];
+      if (tensor.is_constant) {
+        if (tensor.dtype != DType::Float32 || tensor.elements() != 1) return std::nullopt;
+        continue;
+      }
+      if (t == source) continue;
+      const int p = producer[t];
+      if (p >= 0 && graph.nodes[p].op == "DequantizeLinear") {
+        if (source >= 0) return std::nullopt;  // a second non-constant operand
+        std::optional<DqSource> x = QuantizedActivation(graph, producer, t);
+        if (!x) return std::nullopt;
+        source = t;
+        region.x = *x;
+        continue;
+      }
+      if (p < 0) return std::nullopt;  // a graph input
+      stack.push_back(p);
+    }
+  }
+  if (source < 0) return std::nullopt;
+  const std::vector<int64_t>& shape = graph.tensors[source].shape;
+  for (int n : members) {
+    const int t = graph.nodes[n].outputs[0];
+    if (IsGraphOutput(graph, t) || graph.tensors[t].dtype != DType::Float32 ||
+        graph.tensors[t].shape != shape) {
+      return std::nullopt;
+    }
+    for (int c : consumers[t]) {
+      if (t == out ? graph.nodes[c].op != "QuantizeLinear" : members.count(c) == 0) {
+        return std::nullopt;
+      }
+    }
+  }
+  region.nodes.assign(members.begin(), members.end());  // std::set: graph order
+  return region;
+}
+
+// The 256 values of QuantizeLinear(f(DequantizeLinear(v))) for every v of
+// x's 8-bit dtype, lowest first, evaluated with the planner's host
+// evaluator: the same float arithmetic as the unfused nodes (up to the
+// rounding of the float functions themselves). Nullopt when an op cannot be
+// evaluated.
+std::optional<std::vector<uint8_t>> LookupTable(const Graph& graph, const LookupRegion& region,
+                                                int qn) {
+  const DType x_dtype = graph.tensors[region.x.q].dtype;
+  std::map<int, Tensor> values;  // region tensors (and the source) over the 256 inputs
+  // A tensor of the 256 values, shaped [256], or one-element constants as scalars.
+  const auto input = [&](int t) -> const Tensor* {
+    if (t < 0) return nullptr;
+    auto it = values.find(t);
+    if (it != values.end()) return &it->second;
+    Tensor scalar = graph.tensors[t];
+    scalar.shape = {};
+    return &values.emplace(t, std::move(scalar)).first->second;
+  };
+  const auto evaluate = [&](const Node& node, DType out_dtype) -> bool {
+    Tensor out;
+    out.name = graph.tensors[node.outputs[0]].name;
+    out.dtype = out_dtype;
+    out.shape = {256};
+    out.shape_known = true;
+    std::vector<const Tensor*> ins;
+    for (int t : node.inputs) ins.push_back(input(t));
+    if (!internal::EvaluateNode(node, ins, {&out}).ok()) return false;
+    values[node.outputs[0]] = std::move(out);
+    return true;
+  };
+  Tensor codes;
+  codes.name = graph.tensors[region.x.q].name;
+  codes.dtype = x_dtype;
+  codes.shape = {256};
+  codes.shape_known = true;
+  codes.data.resize(256);
+  for (int i = 0; i < 256; ++i) {
+    codes.data[i] = static_cast<uint8_t>(x_dtype == DType::Int8 ? i ^ 0x80 : i);
+  }
+  values[region.x.q] = std::move(codes);
+  if (!evaluate(graph.nodes[region.x.node], DType::Float32)) return std::nullopt;
+  for (int n : region.nodes) {
+    if (!evaluate(graph.nodes[n], DType::Float32)) return std::nullopt;
+  }
+  // The QuantizeLinear reads the region's last tensor (a requantization:
+  // the dequantized x).
+  Node q = graph.nodes[qn];
+  q.inputs[0] = graph.nodes[region.nodes.empty() ? region.x.node : region.nodes.back()].outputs[0];
+  if (!evaluate(q, graph.tensors[q.outputs[0]].dtype)) return std::nullopt;
+  return values[q.outputs[0]].data;
+}
+
+// A constant [256] table of `dtype` named after `base`.
+int AddTable(Graph* graph, const std::string& base, DType dtype, std::vector<uint8_t> data) {
+  Tensor t;
+  t.name = UniqueTensorName(*graph, base + "_table");
+  t.dtype = dtype;
+  t.shape = {256};
+  t.shape_known = true;
+  t.is_constant = true;
+  t.data = std::move(data);
+  return graph->AddTensor(std::move(t));
+}
+
+// DequantizeLinear(x) -> elementwise float ops -> QuantizeLinear(y) =>
+// QLinearLookup(x, table): see FindLookupRegion. Node `qn` is the
+// QuantizeLinear.
+Check FuseQLinearLookup(Graph* graph, int qn) {
+  const Node& q = graph->nodes[qn];
+  const auto scalar_constant = [graph](int t) {
+    return IsConstant(*graph, t) && graph->tensors[t].elements() == 1;
+  };
+  if (q.op != "QuantizeLinear" || q.inputs.size() < 2 || q.outputs.size() != 1 ||
+      q.inputs[0] < 0 || !scalar_constant(q.inputs[1]) ||
+      (internal::HasInput(q, 2) && !scalar_constant(q.inputs[2]))) {
+    return Check();
+  }
+  const DType y_dtype = graph->tensors[q.outputs[0]].dtype;
+  if (y_dtype != DType::UInt8 && y_dtype != DType::Int8) return Check();
+  const std::vector<int> producer = graph->Producers();
+  const std::optional<LookupRegion> region =
+      FindLookupRegion(*graph, producer, Consumers(*graph), qn);
+  if (!region) return Check();
+  const std::optional<std::vector<uint8_t>> table = LookupTable(*graph, *region, qn);
+  if (!table) return Check();
+  // The region's last node names the table lookup, unless other
+  // QuantizeLinear readers keep the region: then the QuantizeLinear does.
+  const int out = graph->nodes[qn].inputs[0];
+  const bool sole = SoleReader(*graph, out) == qn;
+  const std::string name = sole ? graph->nodes[region->nodes.back()].name : graph->nodes[qn].name;
+  const int table_t = AddTable(graph, name, y_dtype, *table);
+  Node fused;
+  fused.op = "QLinearLookup";
+  fused.name = name;
+  fused.inputs = {region->x.q, table_t};
+  fused.outputs = {graph->nodes[qn].outputs[0]};
+  // With other QuantizeLinear readers the region stays for them, and
+  // RemoveUnread drops it once they are all fused.
+  if (sole) {
+    for (int n : region->nodes) KillNode(&graph->nodes[n]);
+  }
+  graph->nodes[qn] = std::move(fused);
   return Check();
 }
 
@@ -802,8 +1022,8 @@ Check DropQdqAround(Graph* graph, int qn, int op_node) {
 //     transA = 0) [-> Relu | Clip] -> QuantizeLinear  =>  QLinearMatMul
 // with per-tensor activations, per-tensor or per-output-channel weights. The
 // DequantizeLinear nodes stay for their other readers (FoldConstants and
-// RemoveUnreadDequantize take the rest).
-Check FuseQLinearAt(Graph* graph, int qn) {
+// RemoveUnread take the rest).
+Check FuseQLinearGroupAt(Graph* graph, int qn) {
   const Node& q = graph->nodes[qn];
   if (q.op != "QuantizeLinear" || q.inputs.size() < 2 || q.outputs.size() != 1 ||
       q.inputs[0] < 0 || !IsConstant(*graph, q.inputs[1]) ||
@@ -835,7 +1055,9 @@ Check FuseQLinearAt(Graph* graph, int qn) {
     return FuseQLinearPool(graph, qn, p);
   }
   if (act < 0 && (kind == "Flatten" || kind == "Reshape" || kind == "Squeeze" ||
-                  kind == "Unsqueeze" || kind == "Transpose")) {
+                  kind == "Unsqueeze" || kind == "Transpose" || kind == "MaxPool" ||
+                  kind == "GlobalMaxPool" || kind == "Slice" || kind == "Pad" ||
+                  (kind == "Resize" && graph->nodes[p].GetString("mode", "nearest") == "nearest"))) {
     return DropQdqAround(graph, qn, p);
   }
   const Node& op = graph->nodes[p];
@@ -912,6 +1134,107 @@ Check FuseQLinearAt(Graph* graph, int qn) {
   return Check();
 }
 
+// Concat(DequantizeLinear(a), DequantizeLinear(b), ...) -> QuantizeLinear(y),
+// every operand and y per-tensor quantized with one 8-bit dtype => Concat of
+// the 8-bit operands into y, each operand whose scale or zero point differs
+// from y's first requantized by a QLinearLookup (the QuantizeLinear of its
+// DequantizeLinear: what the float graph computes, and ONNX Runtime's
+// QLinearConcat). Inserts nodes, so it is a pass of its own.
+Check FuseQLinearConcat(Graph* graph) {
+  const std::vector<int> producer = graph->Producers();
+  const auto consumers = Consumers(*graph);
+  // Scale bits and zero point of a per-tensor quantization.
+  const auto params = [graph](int scale, int zero) {
+    float s = graph->tensors[scale].FloatData()[0];
+    uint32_t bits;
+    std::memcpy(&bits, &s, sizeof bits);
+    int64_t z = 0;
+    if (zero >= 0) {
+      internal::VisitDType(graph->tensors[zero].dtype, [&](auto v) {
+        z = static_cast<int64_t>(internal::Values<decltype(v)>(graph->tensors[zero])[0]);
+      });
+    }
+    return std::make_pair(bits, z);
+  };
+  std::vector<Node> nodes;
+  nodes.reserve(graph->nodes.size());
+  std::vector<bool> dead(graph->nodes.size(), false);
+  for (size_t c = 0; c < graph->nodes.size(); ++c) {
+    if (dead[c]) continue;
+    if (graph->nodes[c].op != "Concat") {
+      nodes.push_back(graph->nodes[c]);
+      continue;
+    }
+    // Copies: the DequantizeLinear nodes before `c` are still read.
+    const Node& concat = graph->nodes[c];
+    const int out = concat.outputs.size() == 1 ? concat.outputs[0] : -1;
+    if (concat.op != "Concat" || out < 0 || IsGraphOutput(*graph, out) ||
+        consumers[out].size() != 1) {
+      nodes.push_back(concat);
+      continue;
+    }
+    const int qn = consumers[out][0];
+    const Node& q = graph->nodes[qn];
+    const auto scalar_constant = [graph](int t) {
+      return IsConstant(*graph, t) && graph->tensors[t].elements() == 1;
+    };
+    bool ok = q.op == "QuantizeLinear" && q.inputs.size() >= 2 && q.inputs[0] == out &&
+              q.outputs.size() == 1 && scalar_constant(q.inputs[1]) &&
+              (!internal::HasInput(q, 2) || scalar_constant(q.inputs[2]));
+    const DType dtype = ok ? graph->tensors[q.outputs[0]].dtype : DType::Float32;
+    std::vector<DqSource> operands;
+    for (size_t i = 0; ok && i < concat.inputs.size(); ++i) {
+      std::optional<DqSource> x = QuantizedActivation(*graph, producer, concat.inputs[i]);
+      ok = x && graph->tensors[x->q].dtype == dtype;
+      if (ok) operands.push_back(*x);
+    }
+    if (!ok || operands.empty()) {
+      nodes.push_back(concat);
+      continue;
+    }
+    const auto y_params = params(q.inputs[1], internal::HasInput(q, 2) ? q.inputs[2] : -1);
+    std::vector<int> inputs;
+    for (const DqSource& x : operands) {
+      if (params(x.scale, x.zero) == y_params) {
+        inputs.push_back(x.q);
+        continue;
+      }
+      LookupRegion requant;
+      requant.x = x;
+      const std::optional<std::vector<uint8_t>> table = LookupTable(*graph, requant, qn);
+      if (!table) return Fail("node '" + concat.name + "': cannot requantize an operand");
+      const std::string base = concat.name + "_" + graph->tensors[x.q].name + "_requant";
+      Node lookup;
+      lookup.op = "QLinearLookup";
+      lookup.name = base;
+      Tensor r = graph->tensors[x.q];
+      r.name = UniqueTensorName(*graph, base);
+      r.dtype = dtype;
+      r.data.clear();
+      const int rq = graph->AddTensor(std::move(r));
+      lookup.inputs = {x.q, AddTable(graph, base, dtype, *table)};
+      lookup.outputs = {rq};
+      nodes.push_back(std::move(lookup));
+      inputs.push_back(rq);
+    }
+    Node fused = concat;
+    fused.inputs = inputs;
+    fused.outputs = {graph->nodes[qn].outputs[0]};
+    nodes.push_back(std::move(fused));
+    dead[qn] = true;
+  }
+  graph->nodes = std::move(nodes);
+  return Check();
+}
+
+// The integer op of the QDQ group ending at node `qn` (FuseQLinearGroupAt),
+// or else its table lookup (FuseQLinearLookup).
+Check FuseQLinearAt(Graph* graph, int qn) {
+  if (graph->nodes[qn].op != "QuantizeLinear") return Check();
+  BATON_TRY(FuseQLinearGroupAt(graph, qn));
+  return FuseQLinearLookup(graph, qn);
+}
+
 // A Cast to the dtype its input already has is an Identity (torch exports
 // QuantizeLinear -> Cast(uint8) -> DequantizeLinear).
 void RenameNoOpCasts(Graph* graph) {
@@ -950,13 +1273,27 @@ void RenameNoOpPads(Graph* graph) {
   }
 }
 
-// Drops DequantizeLinear nodes no one reads any more (after FuseQLinear).
-void RemoveUnreadDequantize(Graph* graph) {
-  const auto consumers = Consumers(*graph);
-  for (Node& node : graph->nodes) {
-    if (node.op != "DequantizeLinear" || node.outputs.size() != 1) continue;
+// Drops DequantizeLinear and elementwise float nodes no one reads any more
+// (after FuseQLinear), last first, so that chains go at once.
+void RemoveUnread(Graph* graph) {
+  std::vector<int> readers(graph->tensors.size(), 0);
+  for (const Node& node : graph->nodes) {
+    for (int t : node.inputs) {
+      if (t >= 0) ++readers[t];
+    }
+  }
+  for (size_t n = graph->nodes.size(); n-- > 0;) {
+    Node& node = graph->nodes[n];
+    if ((node.op != "DequantizeLinear" && !IsElementwiseFloatOp(node.op)) ||
+        node.outputs.size() != 1) {
+      continue;
+    }
     const int out = node.outputs[0];
-    if (consumers[out].empty() && !IsGraphOutput(*graph, out)) KillNode(&node);
+    if (readers[out] != 0 || IsGraphOutput(*graph, out)) continue;
+    for (int t : node.inputs) {
+      if (t >= 0) --readers[t];
+    }
+    KillNode(&node);
   }
   EraseDeadNodes(graph);
 }
@@ -973,8 +1310,9 @@ Check FuseQLinear(Graph* graph) {
   }));
   RenameNoOpPads(graph);
   BATON_TRY(RemoveIdentities(graph));
+  BATON_TRY(FuseQLinearConcat(graph));
   BATON_TRY(RewriteEachNode(graph, FuseQLinearAt));
-  RemoveUnreadDequantize(graph);
+  RemoveUnread(graph);
   return Check();
 }
 

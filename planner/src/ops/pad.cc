@@ -60,10 +60,12 @@ Result<LoweredParams> LowerPad(flatbuffers::FlatBufferBuilder* b, const Graph& g
   }
   if (internal::HasInput(n, 2)) {
     const Tensor* c = internal::ConstInput(g, n, 2);
-    if (c == nullptr || c->FloatData().size() != 1) {
+    if (c == nullptr || c->elements() != 1 || c->data.size() != c->bytes()) {
       return Fail(where + ": constant_value must be a constant scalar");
     }
-    value = c->FloatData()[0];
+    internal::VisitDType(c->dtype, [&](auto v) {
+      value = static_cast<float>(internal::Values<decltype(v)>(*c)[0]);
+    });
   }
   if (pads.size() != 2 * rank) return Fail(where + ": pads must have 2 * rank entries");
   for (int64_t p : pads) {

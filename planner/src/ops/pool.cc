@@ -42,10 +42,19 @@ Result<Shape> PoolShape(InferContext& c) {
   return out;
 }
 
+// The max pools take float32, uint8 and int8 (the maximum commutes with
+// quantization; the output has the input's dtype); the others float32.
+Check RequirePoolDType(InferContext& c) {
+  const DType d = c.In(0).dtype;
+  const bool max = c.node().op == "MaxPool" || c.node().op == "GlobalMaxPool";
+  if (max && (d == DType::UInt8 || d == DType::Int8)) return Check();
+  return c.RequireFloat(0);
+}
+
 Check InferPool(InferContext& c) {
-  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(RequirePoolDType(c));
   BATON_ASSIGN_OR_RETURN(Shape out, PoolShape(c));
-  c.Output(DType::Float32, out);
+  c.Output(c.In(0).dtype, out);
   return Check();
 }
 
@@ -97,11 +106,11 @@ Result<LoweredParams> LowerPool(flatbuffers::FlatBufferBuilder* b, const Graph& 
 }
 
 Check InferGlobalPool(InferContext& c) {
-  BATON_TRY(c.RequireFloat(0));
+  BATON_TRY(RequirePoolDType(c));
   BATON_TRY(c.RequireMinRank(0, 3));
   Shape out = c.S(0);
   std::fill(out.begin() + 2, out.end(), 1);
-  c.Output(DType::Float32, out);
+  c.Output(c.In(0).dtype, out);
   return Check();
 }
 

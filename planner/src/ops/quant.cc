@@ -97,6 +97,18 @@ Check InferDequantize(InferContext& c) {
   return Check();
 }
 
+// QLinearLookup (the planner's fusion of DequantizeLinear -> elementwise
+// float ops -> QuantizeLinear): x uint8 or int8, a constant table of 256
+// elements of the output's 8-bit dtype; y has x's shape.
+Check InferLookup(InferContext& c) {
+  if (!IsQuantized(c.In(0).dtype)) return c.Err("x " + c.Desc(0) + " must be uint8 or int8");
+  if (!IsQuantized(c.In(1).dtype) || c.In(1).elements() != 256 || !c.In(1).is_constant) {
+    return c.Err("table " + c.Desc(1) + " must be a constant of 256 uint8 or int8 values");
+  }
+  c.Output(c.In(1).dtype, c.S(0));
+  return Check();
+}
+
 // The slice of input 0 that element i belongs to, along the quantization
 // axis: inner = product of the dims after the axis, count = scale elements.
 struct QuantIndex {
@@ -203,6 +215,7 @@ Result<LoweredParams> LowerQuantAxis(flatbuffers::FlatBufferBuilder* builder, co
 const OpDef kOps[] = {
     {"QuantizeLinear", 2, 3, 1, 1, InferQuantize, true, schema::Op::QuantizeLinear, kAllInputs, LowerQuantAxis, nullptr, EvalQuantize, false},
     {"DequantizeLinear", 2, 3, 1, 1, InferDequantize, true, schema::Op::DequantizeLinear, kAllInputs, LowerQuantAxis, nullptr, EvalDequantize, false},
+    {"QLinearLookup", 2, 2, 1, 1, InferLookup, true, schema::Op::QLinearLookup, kAllInputs, nullptr, nullptr, nullptr, false},
 };
 // clang-format on
 

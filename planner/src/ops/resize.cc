@@ -87,7 +87,10 @@ Result<ResizeSpec> ReadResize(const Node& node, const Shape& x, const Tensor* sc
 }
 
 Check InferResize(InferContext& c) {
-  BATON_TRY(c.RequireFloat(0));
+  // Nearest only moves elements: it also takes uint8 and int8.
+  const DType d = c.In(0).dtype;
+  const bool linear = c.node().GetString("mode", "nearest") != "nearest";
+  if (linear || (d != DType::UInt8 && d != DType::Int8)) BATON_TRY(c.RequireFloat(0));
   BATON_TRY(c.RequireMinRank(0, 1));
   const bool legacy = IsLegacy(c.node());
   const Tensor* scales = nullptr;
@@ -116,7 +119,7 @@ Check InferResize(InferContext& c) {
   }
   auto spec = ReadResize(c.node(), c.S(0), scales, sizes);
   if (!spec.ok()) return c.Err(spec.error());
-  c.Output(DType::Float32, spec->out);
+  c.Output(d, spec->out);
   return Check();
 }
 

@@ -1,5 +1,8 @@
 // MaxPool, AveragePool (1-D/2-D, pads, strides, dilations, ceil_mode,
-// count_include_pad) and GlobalAveragePool / GlobalMaxPool.
+// count_include_pad) and GlobalAveragePool / GlobalMaxPool. The max pools
+// also take uint8 and int8 (x and y one dtype): the maximum commutes with
+// quantization, so the planner runs DequantizeLinear -> MaxPool ->
+// QuantizeLinear with equal parameters on the 8-bit tensor.
 //
 // A window that starts in the end padding (ceil_mode) is clipped: AveragePool
 // divides by the taps inside input + pads (count_include_pad) or by the taps
@@ -16,9 +19,18 @@ namespace baton {
 namespace kernels {
 namespace {
 
-Status ParsePool(const KernelCall& call, Window2d* out, bool* out_include_pad) {
+// float32, or (max pools) uint8 or int8, x and y alike.
+Status CheckPoolDTypes(const KernelCall& call, bool max) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
-  BATON_RETURN_IF_ERROR(CheckAllF32(call));
+  const DType d = call.inputs[0].dtype();
+  BATON_KCHECK(call.outputs[0].dtype() == d, "pool input and output dtypes differ");
+  BATON_KCHECK(d == DType::Float32 || (max && (d == DType::UInt8 || d == DType::Int8)),
+               "pool dtype must be float32 (max pools: also uint8, int8)");
+  return Status::Ok();
+}
+
+Status ParsePool(const KernelCall& call, Window2d* out, bool* out_include_pad) {
+  BATON_RETURN_IF_ERROR(CheckPoolDTypes(call, call.node->op() == Op::MaxPool));
   const schema::PoolParams* p = call.node->params_as_PoolParams();
   BATON_KCHECK(p != nullptr, "pool needs PoolParams");
   const TensorArg& x = call.inputs[0];
@@ -44,23 +56,29 @@ Status ParsePool(const KernelCall& call, Window2d* out, bool* out_include_pad) {
   return Status::Ok();
 }
 
+template <typename T>
 struct MaxOp {
-  static float Init() { return -std::numeric_limits<float>::infinity(); }
-  static float Combine(float acc, float v) { return v > acc ? v : acc; }
+  using Type = T;
+  static T Init() {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  }
+  static T Combine(T acc, T v) { return v > acc ? v : acc; }
 };
 struct SumOp {
+  using Type = float;
   static float Init() { return 0.0f; }
   static float Combine(float acc, float v) { return acc + v; }
 };
 
 // yr[ox] = Combine over the valid taps of window (oy, ox).
-template <typename Op>
-void PoolRow(const Window2d& g, const float* x, int64_t oy, float* __restrict yr) {
+template <typename Op, typename T = typename Op::Type>
+void PoolRow(const Window2d& g, const T* x, int64_t oy, T* __restrict yr) {
   for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = Op::Init();
   for (int64_t ky = 0; ky < g.kh; ++ky) {
     const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
     if (iy < 0 || iy >= g.h) continue;
-    const float* __restrict xr = x + iy * g.w;
+    const T* __restrict xr = x + iy * g.w;
     for (int64_t kx = 0; kx < g.kw; ++kx) {
       const int64_t off = kx * g.dw - g.pl;
       int64_t lo, hi;
@@ -83,18 +101,18 @@ Status PoolPrepare(const KernelCall& call) {
 
 // PoolRow<Op> over every output row of every (n, c) plane; each row is then
 // handed to finish(g, include_pad, oy, row).
-template <typename Op, typename Finish>
+template <typename Op, typename Finish, typename T = typename Op::Type>
 Status WindowPoolEval(const KernelCall& call, Finish finish) {
   Window2d g;
   bool include_pad;
   BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
-  const float* x = call.inputs[0].f32();
-  float* y = call.outputs[0].f32();
+  const T* x = static_cast<const T*>(call.inputs[0].data);
+  T* y = static_cast<T*>(call.outputs[0].data);
   for (int64_t p = 0; p < g.n * g.c; ++p) {
-    const float* xp = x + p * g.h * g.w;
-    float* yp = y + p * g.oh * g.ow;
+    const T* xp = x + p * g.h * g.w;
+    T* yp = y + p * g.oh * g.ow;
     for (int64_t oy = 0; oy < g.oh; ++oy) {
-      float* yr = yp + oy * g.ow;
+      T* yr = yp + oy * g.ow;
       PoolRow<Op>(g, xp, oy, yr);
       finish(g, include_pad, oy, yr);
     }
@@ -102,8 +120,17 @@ Status WindowPoolEval(const KernelCall& call, Finish finish) {
   return Status::Ok();
 }
 
+template <typename T>
+Status MaxPoolEvalT(const KernelCall& call) {
+  return WindowPoolEval<MaxOp<T>>(call, [](const Window2d&, bool, int64_t, T*) {});
+}
+
 Status MaxPoolEval(const KernelCall& call) {
-  return WindowPoolEval<MaxOp>(call, [](const Window2d&, bool, int64_t, float*) {});
+  switch (call.inputs[0].dtype()) {
+    case DType::UInt8: return MaxPoolEvalT<uint8_t>(call);
+    case DType::Int8: return MaxPoolEvalT<int8_t>(call);
+    default: return MaxPoolEvalT<float>(call);
+  }
 }
 
 Status AveragePoolEval(const KernelCall& call) {
@@ -121,8 +148,7 @@ Status AveragePoolEval(const KernelCall& call) {
 }
 
 Status GlobalPoolPrepare(const KernelCall& call) {
-  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
-  BATON_RETURN_IF_ERROR(CheckAllF32(call));
+  BATON_RETURN_IF_ERROR(CheckPoolDTypes(call, call.node->op() == Op::GlobalMaxPool));
   const TensorArg& x = call.inputs[0];
   const TensorArg& y = call.outputs[0];
   BATON_KCHECK(x.rank() >= 3 && y.rank() == x.rank(), "global pool expects rank >= 3");
@@ -134,29 +160,38 @@ Status GlobalPoolPrepare(const KernelCall& call) {
 }
 
 // y[p] = reduce(plane p, its size) for every (n, c) plane.
-template <typename Reduce>
+template <typename T, typename Reduce>
 Status GlobalPoolEval(const KernelCall& call, Reduce reduce) {
   const TensorArg& x = call.inputs[0];
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t size = DimProduct(x, 2, x.rank());
-  const float* xp = x.f32();
-  float* y = call.outputs[0].f32();
+  const T* xp = static_cast<const T*>(x.data);
+  T* y = static_cast<T*>(call.outputs[0].data);
   for (int64_t p = 0; p < planes; ++p) y[p] = reduce(xp + p * size, size);
   return Status::Ok();
 }
 
 Status GlobalAveragePoolEval(const KernelCall& call) {
-  return GlobalPoolEval(call, [](const float* s, int64_t size) {
+  return GlobalPoolEval<float>(call, [](const float* s, int64_t size) {
     return SumF32(s, size) * (size > 0 ? 1.0f / static_cast<float>(size) : 0.0f);
   });
 }
 
-Status GlobalMaxPoolEval(const KernelCall& call) {
-  return GlobalPoolEval(call, [](const float* s, int64_t size) {
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < size; ++i) m = s[i] > m ? s[i] : m;
+template <typename T>
+Status GlobalMaxPoolEvalT(const KernelCall& call) {
+  return GlobalPoolEval<T>(call, [](const T* s, int64_t size) {
+    T m = MaxOp<T>::Init();
+    for (int64_t i = 0; i < size; ++i) m = MaxOp<T>::Combine(m, s[i]);
     return m;
   });
+}
+
+Status GlobalMaxPoolEval(const KernelCall& call) {
+  switch (call.inputs[0].dtype()) {
+    case DType::UInt8: return GlobalMaxPoolEvalT<uint8_t>(call);
+    case DType::Int8: return GlobalMaxPoolEvalT<int8_t>(call);
+    default: return GlobalMaxPoolEvalT<float>(call);
+  }
 }
 
 }  // namespace

@@ -154,9 +154,37 @@ Status DequantizeEval(const KernelCall& call) {
   return Status::Ok();
 }
 
+// QLinearLookup: x uint8 or int8, a 256-entry table of y's 8-bit dtype
+// indexed by x minus its dtype's lowest value.
+Status LookupPrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 2, 1));
+  const TensorArg& x = call.inputs[0];
+  const TensorArg& table = call.inputs[1];
+  const TensorArg& y = call.outputs[0];
+  const auto is8 = [](DType d) { return d == DType::UInt8 || d == DType::Int8; };
+  BATON_KCHECK(is8(x.dtype()) && is8(y.dtype()) && table.dtype() == y.dtype(),
+               "QLinearLookup: x, table and y must be uint8 or int8, table as y");
+  BATON_KCHECK(table.elements() == 256, "QLinearLookup table must have 256 elements");
+  BATON_KCHECK(y.elements() == x.elements(), "QLinearLookup output size mismatch");
+  return Status::Ok();
+}
+
+Status LookupEval(const KernelCall& call) {
+  const TensorArg& x = call.inputs[0];
+  const uint8_t* xp = static_cast<const uint8_t*>(x.data);
+  const uint8_t* table = static_cast<const uint8_t*>(call.inputs[1].data);
+  uint8_t* y = static_cast<uint8_t*>(call.outputs[0].data);
+  // int8 x: the two's-complement byte plus 128 is x - (-128).
+  const uint8_t flip = x.dtype() == DType::Int8 ? 0x80 : 0;
+  const int64_t n = x.elements();
+  for (int64_t i = 0; i < n; ++i) y[i] = table[xp[i] ^ flip];
+  return Status::Ok();
+}
+
 }  // namespace
 
 constexpr KernelEntry kQuantEntries[] = {
+    {Op::QLinearLookup, kAllDeviceKinds, LookupPrepare, LookupEval, nullptr},
     {Op::QuantizeLinear, kAllDeviceKinds, QuantizePrepare, QuantizeEval, nullptr},
     {Op::DequantizeLinear, kAllDeviceKinds, DequantizePrepare, DequantizeEval, nullptr},
 };

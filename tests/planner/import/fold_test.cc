@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -666,13 +667,14 @@ TEST(FuseQLinearTest, MulBecomesQLinearMulWithoutActivation) {
     EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearMul");
     EXPECT_EQ(g.b.g.nodes[1].inputs.size(), 8u);
   }
-  {  // ONNX Runtime fuses no activation into QLinearMul: the group stays
+  {  // ONNX Runtime fuses no activation into QLinearMul; Relu(x * x) is a
+     // function of x alone, so the group is a table (FuseQLinearLookup)
     QdqGroup g("Conv");
     g.b.Add("Mul", "mul", {"xd", "xd"}, {"m"});
     g.b.Add("Relu", "relu", {"m"}, {"r"});
     g.Finish("r");
     ExpectOk(Simplify(&g.b.g));
-    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Mul Relu QuantizeLinear");
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear QLinearLookup");
   }
 }
 
@@ -693,6 +695,137 @@ TEST(FuseQLinearTest, LayoutOpBetweenEqualQuantizationRunsOnBytes) {
     g.Finish("f");
     ExpectOk(Simplify(&g.b.g));
     EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Flatten QuantizeLinear");
+  }
+}
+
+// The 256-entry table of a fused QLinearLookup node `n`.
+std::vector<uint8_t> TableOf(const G& b, size_t n) {
+  const Node& node = b.g.nodes[n];
+  EXPECT_EQ(node.op, "QLinearLookup");
+  EXPECT_EQ(node.inputs.size(), 2u);
+  const Tensor& t = b.g.tensors[node.inputs[1]];
+  EXPECT_TRUE(t.is_constant);
+  EXPECT_EQ(t.data.size(), 256u);
+  return t.data;
+}
+
+// ONNX Runtime's QuantizeLinear of one float to uint8 (division, round half
+// to even, zero point, saturation), for the hand-checked tables below.
+uint8_t QuantizeU8(double v, float scale, int zero_point) {
+  const float r = std::nearbyint(static_cast<float>(v) / scale) + static_cast<float>(zero_point);
+  return static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, r)));
+}
+
+TEST(FuseQLinearTest, ElementwiseFunctionsBecomeTables) {
+  // x: uint8, scale 0.5, zero point 128; y: uint8, scale 0.25, zero point 0.
+  {
+    QdqGroup g("Conv");
+    g.b.Add("Sigmoid", "sig", {"xd"}, {"f"});
+    g.Finish("f");
+    ExpectOk(Simplify(&g.b.g));
+    ASSERT_EQ(g.b.Ops(), "QuantizeLinear QLinearLookup");
+    EXPECT_EQ(g.b.g.tensors[g.b.g.nodes[1].inputs[0]].name, "xq");
+    const std::vector<uint8_t> table = TableOf(g.b, 1);
+    EXPECT_EQ(table[128], 2);  // sigmoid(0) = 0.5 -> 2 (0.25 each)
+    EXPECT_EQ(table[130], 3);  // sigmoid(1) = 0.731 -> 2.92 -> 3
+    EXPECT_EQ(table[126], 1);  // sigmoid(-1) = 0.269 -> 1.08 -> 1
+    EXPECT_EQ(table[0], 0);
+    EXPECT_EQ(table[255], 4);
+    for (int i = 0; i < 256; ++i) {
+      EXPECT_EQ(table[i], QuantizeU8(1.0 / (1.0 + std::exp(-(i - 128) * 0.5)), 0.25f, 0)) << i;
+    }
+  }
+  {  // HardSwish as torch exports it: Mul(x, HardSigmoid(x))
+    QdqGroup g("Conv");
+    g.b.Add("HardSigmoid", "hsig", {"xd"}, {"h"},
+            {{"alpha", FloatAttr(1.0f / 6.0f)}, {"beta", FloatAttr(0.5f)}});
+    g.b.Add("Mul", "hswish", {"xd", "h"}, {"f"});
+    g.Finish("f");
+    ExpectOk(Simplify(&g.b.g));
+    ASSERT_EQ(g.b.Ops(), "QuantizeLinear QLinearLookup");
+    EXPECT_EQ(g.b.g.nodes[1].name, "hswish");
+    const std::vector<uint8_t> table = TableOf(g.b, 1);
+    EXPECT_EQ(table[134], 12);  // x = 3: 3 * 1 = 3 -> 12
+    EXPECT_EQ(table[129], 1);   // x = 0.5: 0.5 * 0.583 = 0.29 -> 1.17 -> 1
+    EXPECT_EQ(table[120], 0);   // x = -4: 0, and negatives saturate at 0
+  }
+  {  // two QuantizeLinear readers: one table each, the Sigmoid goes
+    QdqGroup g("Conv");
+    g.b.Add("Sigmoid", "sig", {"xd"}, {"f"});
+    g.b.F32("s2", {}, {0.5f});
+    g.b.Add("QuantizeLinear", "qy2", {"f", "s2", "yz"}, {"y2"});
+    g.Finish("f");
+    g.b.Output("y2");
+    ExpectOk(Simplify(&g.b.g));
+    ASSERT_EQ(g.b.Ops(), "QuantizeLinear QLinearLookup QLinearLookup");
+    EXPECT_EQ(TableOf(g.b, 1)[130], 1);  // 0.731 / 0.5 = 1.46 -> 1
+    EXPECT_EQ(TableOf(g.b, 2)[130], 3);
+  }
+  {  // a float reader of the Sigmoid: it stays, unfused
+    QdqGroup g("Conv");
+    g.b.Add("Sigmoid", "sig", {"xd"}, {"f"});
+    g.b.Add("Neg", "neg", {"f"}, {"n"});
+    g.Finish("f");
+    g.b.Output("n");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Sigmoid Neg QuantizeLinear");
+  }
+  {  // two non-constant operands: not a function of x alone
+    QdqGroup g("Conv");
+    g.b.Input("other", {1, 2, 4, 4});
+    g.b.Add("Add", "add", {"xd", "other"}, {"f"});
+    g.Finish("f");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Add QuantizeLinear");
+  }
+}
+
+TEST(FuseQLinearTest, MaxPoolAndConcatRunOnBytes) {
+  {  // MaxPool between equal quantizations reads the uint8 x
+    QdqGroup g("Conv");
+    g.b.Add("MaxPool", "pool", {"xd"}, {"p"}, {{"kernel_shape", IntsAttr({2, 2})}});
+    g.b.Add("QuantizeLinear", "qy", {"p", "s", "z"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear MaxPool");
+    EXPECT_EQ(g.b.T("y").dtype, DType::UInt8);
+  }
+  {  // a constant Pad fills with the quantized fill value: 0.8 / 0.5 = 1.6 -> 2 + 128
+    QdqGroup g("Conv");
+    g.b.Const<int64_t>("pads", DType::Int64, {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+    g.b.F32("fill", {}, {0.8f});
+    g.b.Add("Pad", "pad", {"xd", "pads", "fill"}, {"p"});
+    g.b.Add("QuantizeLinear", "qy", {"p", "s", "z"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    ASSERT_EQ(g.b.Ops(), "QuantizeLinear Pad");
+    const Tensor& fill = g.b.g.tensors[g.b.g.nodes[1].inputs[2]];
+    EXPECT_EQ(fill.dtype, DType::UInt8);
+    EXPECT_EQ(fill.data, std::vector<uint8_t>{130});
+    EXPECT_EQ(g.b.T("y").shape, (Shape{1, 2, 6, 6}));
+  }
+  {  // Concat of x (0.5, 128) and x quantized with (0.25, 128) into (0.5, 128):
+     // the second operand is requantized by a table
+    QdqGroup g("Conv");
+    g.b.F32("s2", {}, {0.25f});
+    g.b.Add("QuantizeLinear", "qx2", {"x", "s2", "z"}, {"xq2"});
+    g.b.Add("DequantizeLinear", "dqx2", {"xq2", "s2", "z"}, {"xd2"});
+    g.b.Add("Concat", "cat", {"xd", "xd2"}, {"c"}, {{"axis", IntAttr(1)}});
+    g.b.Add("QuantizeLinear", "qy", {"c", "s", "z"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    ASSERT_EQ(g.b.Ops(), "QuantizeLinear QuantizeLinear QLinearLookup Concat");
+    const Node& cat = g.b.g.nodes[3];
+    ASSERT_EQ(cat.inputs.size(), 2u);
+    EXPECT_EQ(g.b.g.tensors[cat.inputs[0]].name, "xq");
+    EXPECT_EQ(g.b.g.tensors[cat.outputs[0]].name, "y");
+    EXPECT_EQ(g.b.T("y").shape, (Shape{1, 4, 4, 4}));
+    const std::vector<uint8_t> table = TableOf(g.b, 2);
+    for (int i = 0; i < 256; ++i) {  // (i - 128) * 0.25 / 0.5, half to even
+      EXPECT_EQ(table[i], QuantizeU8((i - 128) * 0.25, 0.5f, 128)) << i;
+    }
+    EXPECT_EQ(table[129], 128);  // 0.5 -> 0
+    EXPECT_EQ(table[131], 130);  // 1.5 -> 2
   }
 }
 
