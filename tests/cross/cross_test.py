@@ -27,6 +27,9 @@
       at most 1 LSB and 99% equal, or the references' spread with
       --allow-spread. Also reports the difference from `baton run` of the
       same plan on the host (bit-exact expected, not required).
+  cross_test.py firmware --build B --target T --machine M --qemu Q
+      Builds firmware target T in the configured tree B and runs it under
+      QEMU; passes when it exits 0 (baton-qdot-check).
   cross_test.py ctest  --build B
       Runs ctest in a cross build directory (tests run through the
       toolchain's CMAKE_CROSSCOMPILING_EMULATOR).
@@ -270,6 +273,12 @@ def cmd_int8(args):
     return 1 if failures else 0
 
 
+def cmd_firmware(args):
+    build(args, [args.target])
+    elf = os.path.join(args.build, "ports", "cortex-m", args.target + ".elf")
+    return 0 if run_firmware(args, args.target, elf) is not None else 1
+
+
 def cmd_ctest(args):
     proc = run(["ctest", "--test-dir", args.build, "--output-on-failure", "-j2"])
     return proc.returncode
@@ -313,11 +322,17 @@ def main():
     i8.add_argument("--tool", required=True, help="host baton")
     i8.add_argument("--timeout", type=int, default=120)
     i8.add_argument("--allow-spread", action="store_true")
+    fw = sub.add_parser("firmware")
+    fw.add_argument("--build", required=True)
+    fw.add_argument("--target", required=True)
+    fw.add_argument("--machine", required=True)
+    fw.add_argument("--qemu", default="qemu-system-arm")
+    fw.add_argument("--timeout", type=int, default=120)
     ct = sub.add_parser("ctest")
     ct.add_argument("--build", required=True)
     args = parser.parse_args()
     return {"build": cmd_build, "demo": cmd_demo, "images": cmd_images, "int8": cmd_int8,
-            "ctest": cmd_ctest}[args.command](args)
+            "firmware": cmd_firmware, "ctest": cmd_ctest}[args.command](args)
 
 
 if __name__ == "__main__":

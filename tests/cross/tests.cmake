@@ -17,7 +17,10 @@
 #                               prints arena bytes and ELF sizes (int8_sizes.json)
 #   cross.cortex_m4.int8.<model>  that firmware under qemu-system-arm -M mps2-an386,
 #                               outputs against ONNX Runtime in LSBs (quant_check)
-#   cross.cortex_m55.int8.build / .<model>  the same on mps3-an547 (the M55 tree)
+#   cross.cortex_m4.int8.qdot   baton-qdot-check in that tree under QEMU: the
+#                               core's int8 dot/tap loops (SMLAD) against plain sums
+#   cross.cortex_m55.int8.build / .<model> / .qdot  the same on mps3-an547 (the
+#                               M55 tree; MVE)
 #   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only built
 #                               with aarch64-linux-gnu-g++, run under qemu-aarch64
 #
@@ -118,6 +121,13 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
     set_tests_properties(cross.${tag}.int8.build PROPERTIES
       FIXTURES_REQUIRED quant_models FIXTURES_SETUP ${lock}_int8 RESOURCE_LOCK ${lock}
       TIMEOUT 900 COST 400)
+    # The core's int8 dot/tap loops (SMLAD, MVE) against plain sums, on the
+    # target: ports/cortex-m/demo/qdot_check.cc.
+    add_test(NAME cross.${tag}.int8.qdot
+      COMMAND ${_python} ${_cross_driver} firmware --build ${tree} --target baton-qdot-check
+              --machine ${machine} --qemu ${BATON_QEMU_ARM})
+    set_tests_properties(cross.${tag}.int8.qdot PROPERTIES
+      FIXTURES_REQUIRED ${lock}_int8 RESOURCE_LOCK ${lock} TIMEOUT 300)
     foreach(_model ${_models})
       add_test(NAME cross.${tag}.int8.${_model}
         COMMAND ${_python} ${_cross_driver} int8 --build ${tree} --cases ${_quant_cases}

@@ -32,7 +32,9 @@ include(GoogleTest)
 file(GLOB _baton_runtime_only_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_test.cc)
 add_executable(baton_runtime_only_tests ${_baton_runtime_only_srcs}
                ${CMAKE_CURRENT_LIST_DIR}/test_util.cc)
-target_include_directories(baton_runtime_only_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+# qdot_test.cc reaches the kernels' internal integer loops (gemm_core.h).
+target_include_directories(baton_runtime_only_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}
+                           ${PROJECT_SOURCE_DIR}/runtime/src/kernels)
 target_link_libraries(baton_runtime_only_tests PRIVATE baton_runtime baton_kernels
                       baton_port_linux GTest::gtest GTest::gtest_main)
 target_compile_options(baton_runtime_only_tests PRIVATE ${BATON_WARNINGS})
