@@ -217,12 +217,14 @@ void QTap(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
 void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
                 int32_t* acc, int64_t ldacc);
 bool QGemmPairsAvailable();
-// Exact uint8 x int8 quad products summed into int32, kQRowTile rows at a
+// Weight rows QGemmQuads takes at a time.
+inline constexpr int64_t kQQuadRows = 8;
+// Exact uint8 x int8 quad products summed into int32, kQQuadRows rows at a
 // time, the weights read in place:
 //   acc[r * ldacc + j] = init[r] + sum_{q < kq, t < 4} w[r][4q + t] * x[(q * ldx + j) * 4 + t]
 //                      + (tail ? sum_t tail_r[t] * x[(kq * ldx + j) * 4 + t] : 0)
 // (w[r] int8, x uint8, tail_r the bytes of tail[r]; int32 adds wrap) for
-// r < kQRowTile and j < n, n a multiple of kQColTile. Only where
+// r < kQQuadRows and j < n, n a multiple of kQColTile. Only where
 // QGemmQuadsAvailable() (the AVX-512 VNNI copy).
 void QGemmQuads(const uint8_t* const* w, int64_t kq, const int32_t* tail, const uint8_t* x,
                 int64_t ldx, int64_t n, const int32_t* init, int32_t* acc, int64_t ldacc);

@@ -537,7 +537,7 @@ void QConvQuads(const QConv& q, const KernelCall& call, const QChannels& all, QO
   const int64_t kq_full = q.k / 4;
   const bool has_tail = q.k % 4 != 0;
   uint8_t* y = o.y;
-  int32_t acc[kQRowTile][kQChunk];
+  int32_t acc[kQQuadRows][kQChunk];
   for (int64_t n = 0; n < win.n; ++n) {
     for (int64_t gi = 0; gi < q.g.group; ++gi) {
       QActivation xg = x;
@@ -558,12 +558,12 @@ void QConvQuads(const QConv& q, const KernelCall& call, const QChannels& all, QO
         const int64_t count = ohw - p0 < b.pb ? ohw - p0 : b.pb;
         PackColumnQuads(q, xg, b, p0, count, cols, any_wz ? sums : nullptr);
         o.y = y + (n * q.g.m + c0) * ohw + p0;
-        for (int64_t i0 = 0; i0 < mg; i0 += kQRowTile) {
-          const int64_t rows = mg - i0 < kQRowTile ? mg - i0 : kQRowTile;
-          const uint8_t* w[kQRowTile];
-          int32_t init[kQRowTile];
-          int32_t tail[kQRowTile];
-          for (int64_t r = 0; r < kQRowTile; ++r) {
+        for (int64_t i0 = 0; i0 < mg; i0 += kQQuadRows) {
+          const int64_t rows = mg - i0 < kQQuadRows ? mg - i0 : kQQuadRows;
+          const uint8_t* w[kQQuadRows];
+          int32_t init[kQQuadRows];
+          int32_t tail[kQQuadRows];
+          for (int64_t r = 0; r < kQQuadRows; ++r) {
             const int64_t m = i0 + (r < rows ? r : rows - 1);  // a partial tile repeats a row
             w[r] = reinterpret_cast<const uint8_t*>(wg + m * q.k);
             init[r] = row_terms[2 * m];
