@@ -756,7 +756,11 @@ void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, con
   auto* xq = static_cast<int16_t*>(ws);
   auto* acc = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(ws) + QDwPlaneBytes(g, b));
   const QActivation x = QActivationOf(call);
+#if BATON_KERNEL_DISPATCH
   const bool fused = QTapsAvailable();
+#else
+  constexpr bool fused = false;  // the portable copy has no QTaps (code size)
+#endif
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t c = 0; c < g.c; ++c) {
       const uint8_t* plane = x.data + (n * g.c + c) * hw;
@@ -768,6 +772,7 @@ void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, con
         for (int64_t m = c * mult; m < (c + 1) * mult; ++m) {
           const uint8_t* wm = ch.w + m * taps;
           const int32_t wz = ChannelZero(ch, m);
+#if BATON_KERNEL_DISPATCH
           if (fused) {
             // All taps (kQTapsMax at a time) in one pass over the accumulators.
             const int16_t* srcs[kQTapsMax];
@@ -788,6 +793,9 @@ void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, con
           } else {
             for (int64_t i = 0; i < run; ++i) acc[i] = 0;
           }
+#else
+          for (int64_t i = 0; i < run; ++i) acc[i] = 0;
+#endif
           for (int64_t ky = 0; ky < (fused ? 0 : g.kh); ++ky) {
             for (int64_t kx = 0; kx < g.kw; ++kx) {
               // (w - wz) and (x - xz) fit in int16: a widening int16 multiply.
