@@ -4,7 +4,8 @@ quantized (QDQ) models of tests/quant/make_quant_models.py, in one run on
 this machine, and prints a Markdown table.
 
 usage: bench_int8.py --baton BATON_TOOL --cases DIR [--case NAME]... [--repeat N]
-                     [--rounds R] [--isas auto,avx512,avx2,portable] [--work DIR]
+                     [--rounds R] [--isas auto,avx512vnni,avx512,avx2,portable] [--work DIR]
+                     [--no-torch]
 
 DIR is make_quant_models.py's output (a directory per case with model.onnx
 and input0.npy..., and manifest.json); by default the mobilenet_v2 and
@@ -17,9 +18,11 @@ graph optimization 'all', on the very model.onnx Baton plans) take turns,
 N timed runs each after a warm-up, so that machine noise hits both. Each
 cell is the best round's median (and the best minimum) per inference in ms.
 
-torch's own quantized models (qnnpack) are not timed: make_quant_models.py
-builds them in memory only, and rebuilding them here would need its whole
-calibration pipeline.
+torch's own quantized model (the one the case's model.onnx was exported
+from) takes its turn too, unless --no-torch: a subprocess rebuilds it with
+make_quant_models.quantize_torch (same seed, so the same weights and
+quantization; about 10 s per model) and times it on the case's input with
+the qnnpack engine and one thread (torch.set_num_threads(1)).
 """
 import argparse
 import json
@@ -62,6 +65,42 @@ def time_baton(tool, plan, inputs, out_dir, repeat, isa):
     return (float(m.group(1)), float(m.group(2))), m.group(3)
 
 
+def torch_worker(name, inp, repeat):
+    """Runs in a subprocess: prints a JSON list of per-inference times in ms
+    of torch's quantized `name` (make_quant_models's, qnnpack, one thread)."""
+    import time
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tests", "quant"))
+    import make_quant_models as mqm
+    torch.set_num_threads(1)
+    for seed, (case, builder, shape, batch) in enumerate(mqm.torch_models()):
+        if case == name:
+            model, _, _ = mqm.quantize_torch(builder, shape, batch, 100 * seed)
+            break
+    else:
+        raise SystemExit(f"{name}: not a torch case of make_quant_models.py")
+    torch.backends.quantized.engine = "qnnpack"
+    x = torch.from_numpy(np.load(inp))
+    times = []
+    with torch.no_grad():
+        model(x)  # warm-up
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            model(x)
+            times.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({"times": times, "version": torch.__version__}))
+
+
+def time_torch(name, inp, repeat):
+    """(per-inference times in ms, torch version), or (None, reason)."""
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", name, inp,
+                        str(repeat)], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed"
+    out = json.loads(r.stdout)
+    return out["times"], out["version"]
+
+
 def fmt_ms(v):
     return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
 
@@ -75,9 +114,11 @@ def main(argv):
                     help=f"time this case (default: {', '.join(DEFAULT_CASES)})")
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per round and side")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--isas", default="auto,avx512,avx2,portable",
+    ap.add_argument("--isas", default="auto,avx512vnni,avx512,avx2,portable",
                     help="baton run --isa values (ones this build or CPU lacks are skipped)")
     ap.add_argument("--work", help="keep plans and outputs here (default: a temporary directory)")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="do not time torch's quantized model (qnnpack)")
     args = ap.parse_args(argv)
 
     ort_version = ort_ref.check_installed()
@@ -86,6 +127,7 @@ def main(argv):
     work = args.work or tempfile.mkdtemp(prefix="baton-bench-int8-")
     os.makedirs(work, exist_ok=True)
     rows = []
+    torch_version = None
     for name in args.case or DEFAULT_CASES:
         case_dir = os.path.join(args.cases, name)
         onnx_path = os.path.join(case_dir, "model.onnx")
@@ -104,36 +146,55 @@ def main(argv):
                 isas.append((isa, used))
         samples = {isa: [] for isa, _ in isas}
         samples["ort"] = []
+        samples["torch"] = []
+        use_torch = not args.no_torch and len(inputs) == 1
         for _ in range(args.rounds):  # alternate the sides
             for isa, _ in isas:
                 t, _ = time_baton(args.baton, plan, inputs, out, args.repeat, isa)
                 samples[isa].append(t)
             _, t = ort_ref.run_ort(onnx_path, feeds, repeat=args.repeat)
             samples["ort"].append((statistics.median(t), min(t)))
+            if use_torch:
+                t, version = time_torch(name, next(iter(inputs.values())), args.repeat)
+                if t is None:
+                    print(f"{name}: torch not timed ({version})", file=sys.stderr)
+                    use_torch = False
+                else:
+                    torch_version = version
+                    samples["torch"].append((statistics.median(t), min(t)))
 
         def best(side):
             s = samples[side]
-            return min(m for m, _ in s), min(n for _, n in s)
+            return (min(m for m, _ in s), min(n for _, n in s)) if s else None
 
         ort = best("ort")
+        torch_best = best("torch")
         for isa, used in isas:
             b = best(isa)
             label = f"auto ({used})" if isa == "auto" else isa
-            rows.append((name, label, b, ort))
+            rows.append((name, label, b, ort, torch_best))
 
     print(bench_vs_torch.cpu_line(FLAGS))
     print()
-    print("| model | Baton ISA | Baton median / min ms | ORT median / min ms | Baton / ORT |")
-    print("|---|---|---|---|---|")
-    for name, label, b, o in rows:
+    print("| model | Baton ISA | Baton median / min ms | ORT median / min ms | Baton / ORT | "
+          "torch qnnpack median / min ms | Baton / torch |")
+    print("|---|---|---|---|---|---|---|")
+    for name, label, b, o, t in rows:
+        tcells = (f"{fmt_ms(t[0])} / {fmt_ms(t[1])} | {b[0] / t[0]:.2f}" if t
+                  else f"{DASH} | {DASH}")
         print(f"| {name} | {label} | {fmt_ms(b[0])} / {fmt_ms(b[1])} | "
-              f"{fmt_ms(o[0])} / {fmt_ms(o[1])} | {b[0] / o[0]:.2f} |")
+              f"{fmt_ms(o[0])} / {fmt_ms(o[1])} | {b[0] / o[0]:.2f} | {tcells} |")
     print()
+    torch_note = (f"torch {torch_version} (its own quantized model, qnnpack, 1 thread)"
+                  if torch_version else "torch (qnnpack) not timed")
     print(f"ONNX Runtime {ort_version} (CPU EP, 1 thread, graph optimization 'all'); "
-          f"{args.rounds} alternating rounds of {args.repeat} runs per side, best round's "
-          "median / min per inference; torch (qnnpack) not timed.")
+          f"{torch_note}; {args.rounds} alternating rounds of {args.repeat} runs per side, "
+          "best round's median / min per inference.")
     return 0
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--torch-worker":
+        torch_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        sys.exit(0)
     sys.exit(main(sys.argv[1:]))

@@ -2,7 +2,7 @@
 # check_isa_symbols.sh [--nm NM] LIBRARY
 #
 # Checks the per-ISA GEMM objects of libbaton_kernels.a (gemm_avx2.cc.o,
-# gemm_avx512.cc.o; see runtime/src/kernels/gemm/gemm_isa.inc). Each may
+# gemm_avx512.cc.o, gemm_avx512vnni.cc.o; see gemm/gemm_isa.inc). Each may
 # define exactly one external symbol, its isa_*::kImpl table. Any other
 # external definition, and in particular a weak one (an inline function or
 # template instance the linker may pick over the portable copy), could put
@@ -29,7 +29,7 @@ done
 [[ -n "$lib" ]] || { echo "usage: check_isa_symbols.sh [--nm NM] LIBRARY" >&2; exit 2; }
 
 status=0
-for obj in gemm_avx2.cc.o gemm_avx512.cc.o; do
+for obj in gemm_avx2.cc.o gemm_avx512.cc.o gemm_avx512vnni.cc.o; do
   # "lib.a:member: address type name" for every external definition.
   defs=$("$nm_tool" -A --defined-only --extern-only "$lib" | awk -v o="$obj" -F: '$2 == o')
   if [[ -z "$defs" ]]; then

@@ -4,7 +4,7 @@
     quant_check.py --baton PATH/TO/baton --cases DIR [--target T.json]
                    [--cpu-target CPU.json] [--work DIR] [--max-lsb 1] [--min-equal 0.99]
                    [--against ort|ort_noopt] [--allow-spread] [--case NAME]...
-                   [--isa auto|portable|avx2|avx512]
+                   [--isa auto|portable|avx2|avx512|avx512vnni]
 
 DIR is what tests/quant/make_quant_models.py writes (its manifest.json lists
 the cases). For every case and target (the single-CPU target
@@ -199,7 +199,7 @@ def main(argv):
     ap.add_argument("--case", action="append", default=[], help="check only this case")
     ap.add_argument("--isa", default="auto",
                     help="baton run --isa: the kernels' instruction set (auto, portable, avx2, "
-                    "avx512)")
+                    "avx512, avx512vnni)")
     args = ap.parse_args(argv)
     manifest_path = os.path.join(args.cases, "manifest.json")
     try:

@@ -1118,6 +1118,13 @@ def build_cases(np, torch):
     qconv("qconv_dw_bands", 1, 2, (120, 150), 2, (3, 3), pads=[1, 1, 1, 1], group=2,
           per_channel=True)                      # more rows than one band holds
     qconv("qconv_kernel_larger_than_input", 1, 2, (2, 3), 3, (3, 3), pads=[1, 1, 1, 1])
+    # The VNNI path (int8 weights): K % 4 != 0 (a tail quad), column sums for
+    # weight zero points, output rows longer than its 256-byte runs.
+    qconv("qconv_1x1_k7_runs", 1, 7, (20, 30), 9, (1, 1), per_channel=True, wzero="random")
+    qconv("qconv_wide_rows_s8", 1, 5, (3, 300), 6, (3, 3), pads=[1, 1, 1, 1], xdt=np.int8,
+          per_channel=True)
+    qconv("qconv_s2_wide_wz", 1, 3, (4, 601), 5, (3, 3), strides=[2, 2], pads=[1, 1, 1, 1],
+          wzero=-3)
 
     def qmatmul(name, a_shape, n, trans_b=False, adt=np.uint8, bdt=np.int8, ydt=None,
                 per_col=False, bzero=0, bias=False, clamp=None, spread=40.0, ties=False,

@@ -323,7 +323,8 @@ TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
 TEST_F(KernelRefTest, GemmOpsEveryIsa) {
   const testing::IsaGuard restore;
   int ran = 0;
-  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+  for (KernelIsa isa :
+       {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
     if (!KernelIsaAvailable(isa)) continue;
     SCOPED_TRACE(KernelIsaName(isa));
     ASSERT_TRUE(SelectKernelIsa(isa));
@@ -403,11 +404,15 @@ TEST(KernelIsa, DispatchMatchesCpu) {
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  const bool vnni = avx512 && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vnni");
   EXPECT_EQ(KernelIsaAvailable(KernelIsa::kAvx2), avx2);
   EXPECT_EQ(KernelIsaAvailable(KernelIsa::kAvx512), avx512);
-  const KernelIsa widest = avx512 ? KernelIsa::kAvx512
-                           : avx2 ? KernelIsa::kAvx2
-                                  : KernelIsa::kPortable;
+  EXPECT_EQ(KernelIsaAvailable(KernelIsa::kAvx512Vnni), vnni);
+  const KernelIsa widest = vnni     ? KernelIsa::kAvx512Vnni
+                           : avx512 ? KernelIsa::kAvx512
+                           : avx2   ? KernelIsa::kAvx2
+                                    : KernelIsa::kPortable;
   EXPECT_EQ(DefaultKernelIsa(), widest);
   if (!avx2) {
     EXPECT_FALSE(SelectKernelIsa(KernelIsa::kAvx2));
@@ -415,6 +420,7 @@ TEST(KernelIsa, DispatchMatchesCpu) {
 #else
   EXPECT_FALSE(KernelIsaAvailable(KernelIsa::kAvx2));
   EXPECT_FALSE(KernelIsaAvailable(KernelIsa::kAvx512));
+  EXPECT_FALSE(KernelIsaAvailable(KernelIsa::kAvx512Vnni));
   EXPECT_EQ(DefaultKernelIsa(), KernelIsa::kPortable);
   EXPECT_EQ(ActiveKernelIsa(), KernelIsa::kPortable);
 #endif

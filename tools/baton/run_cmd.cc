@@ -63,7 +63,8 @@ struct OutputBuffers {
 planner::Check SelectIsa(const std::string& name) {
   if (name == "auto") return {};
   bool selected = false;
-  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512,
+                         KernelIsa::kAvx512Vnni}) {
     if (name == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
   }
   if (!selected) {
@@ -253,8 +254,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->delimiter(',');
   cmd->add_option("--isa", args->isa,
                   "Instruction set of the GEMM kernels: auto (widest the CPU has), portable, avx2, "
-                  "avx512")
-      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512"}));
+                  "avx512, avx512vnni")
+      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512", "avx512vnni"}));
   cmd->callback([args, exit_code] { *exit_code = RunRun(*args); });
 }
 

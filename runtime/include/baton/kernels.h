@@ -91,14 +91,14 @@ size_t WorkspaceBytes(const KernelCall& call);
 // Instruction set of the GEMM-based reference kernels (Conv, Gemm, MatMul).
 // Every build has kPortable: whatever its compiler flags target (SSE2 on a
 // plain x86-64 build, NEON on aarch64, the FPU or soft float on Cortex-M).
-// x86-64 host builds (BATON_KERNEL_DISPATCH, on by default) also carry AVX2+FMA
-// and AVX-512 copies; at the first kernel call the widest one the CPU and OS
-// support is chosen. Results of the copies agree to float rounding (they sum
+// x86-64 host builds (BATON_KERNEL_DISPATCH, on by default) also carry AVX2+FMA,
+// AVX-512F and AVX-512 VNNI (F, BW, VNNI: the int8 kernels' vpdpbusd) copies;
+// at the first kernel call the widest one the CPU and OS support is chosen. Results of the copies agree to float rounding (they sum
 // in the same order per output, FMA contracts differently). Workspace sizes
 // do not depend on the choice. Defined in baton_kernels.
-enum class KernelIsa : uint8_t { kPortable, kAvx2, kAvx512 };
+enum class KernelIsa : uint8_t { kPortable, kAvx2, kAvx512, kAvx512Vnni };
 
-// "portable", "avx2" or "avx512".
+// "portable", "avx2", "avx512" or "avx512vnni".
 const char* KernelIsaName(KernelIsa isa);
 // True when this build carries `isa` and the CPU can run it.
 bool KernelIsaAvailable(KernelIsa isa);

@@ -26,6 +26,9 @@ extern const GemmImpl kImpl;
 namespace isa_avx512 {
 extern const GemmImpl kImpl;
 }
+namespace isa_avx512vnni {
+extern const GemmImpl kImpl;
+}
 #endif
 
 namespace {
@@ -44,6 +47,12 @@ const GemmImpl* ImplFor(KernelIsa isa) {
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") ? &isa_avx512::kImpl
                                                                                 : nullptr;
+    case KernelIsa::kAvx512Vnni:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")
+                 ? &isa_avx512vnni::kImpl
+                 : nullptr;
   }
   return nullptr;
 }
@@ -153,6 +162,20 @@ void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int
 
 bool QGemmPairsAvailable() { return Active().qgemm_pairs != nullptr; }
 
+void QGemmQuads(const uint8_t* const* w, int64_t kq, const int32_t* tail, const uint8_t* x,
+                int64_t ldx, int64_t n, const int32_t* init, int32_t* acc, int64_t ldacc) {
+  Active().qgemm_quads(w, kq, tail, x, ldx, n, init, acc, ldacc);
+}
+
+bool QGemmQuadsAvailable() { return Active().qgemm_quads != nullptr; }
+
+void QTaps(int32_t* acc, const int16_t* const* src, const int16_t* wv, int64_t taps, int64_t n,
+           bool add) {
+  Active().qtaps(acc, src, wv, taps, n, add);
+}
+
+bool QTapsAvailable() { return Active().qtaps != nullptr; }
+
 void QRequantize(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
                  float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride) {
   Active().qrequantize(acc, sums, wz, bias, n, scale, lo, hi, zero, y, stride);
@@ -178,6 +201,8 @@ const char* KernelIsaName(KernelIsa isa) {
       return "avx2";
     case KernelIsa::kAvx512:
       return "avx512";
+    case KernelIsa::kAvx512Vnni:
+      return "avx512vnni";
   }
   return "?";
 }
@@ -185,7 +210,7 @@ const char* KernelIsaName(KernelIsa isa) {
 bool KernelIsaAvailable(KernelIsa isa) { return kernels::ImplFor(isa) != nullptr; }
 
 KernelIsa DefaultKernelIsa() {
-  for (KernelIsa isa : {KernelIsa::kAvx512, KernelIsa::kAvx2}) {
+  for (KernelIsa isa : {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvx2}) {
     if (KernelIsaAvailable(isa)) return isa;
   }
   return KernelIsa::kPortable;
@@ -193,7 +218,7 @@ KernelIsa DefaultKernelIsa() {
 
 KernelIsa ActiveKernelIsa() {
   const kernels::GemmImpl* active = &kernels::Active();
-  for (KernelIsa isa : {KernelIsa::kAvx512, KernelIsa::kAvx2}) {
+  for (KernelIsa isa : {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvx2}) {
     if (kernels::ImplFor(isa) == active) return isa;
   }
   return KernelIsa::kPortable;

@@ -142,6 +142,11 @@ struct QAddRowParams {
 
 using QGemmPairsFn = void (*)(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp,
                               int64_t n, int32_t* acc, int64_t ldacc);
+using QGemmQuadsFn = void (*)(const uint8_t* const* w, int64_t kq, const int32_t* tail,
+                              const uint8_t* x, int64_t ldx, int64_t n, const int32_t* init,
+                              int32_t* acc, int64_t ldacc);
+using QTapsFn = void (*)(int32_t* acc, const int16_t* const* src, const int16_t* wv, int64_t taps,
+                         int64_t n, bool add);
 
 // One compiled copy of the drivers (gemm/gemm_isa.inc).
 struct GemmImpl {
@@ -174,6 +179,10 @@ struct GemmImpl {
   // QGemmPairs, QRequantize and QAddRow below.
   // Null in the portable copy (QGemmPairsAvailable).
   QGemmPairsFn qgemm_pairs;
+  // QGemmQuads below; null but in the AVX-512 VNNI copy.
+  QGemmQuadsFn qgemm_quads;
+  // QTaps below; null in the portable copy.
+  QTapsFn qtaps;
   void (*qrequantize)(const int32_t* acc, const int32_t* sums, int32_t wz, int32_t bias, int64_t n,
                       float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
   void (*qadd_row)(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
@@ -208,6 +217,26 @@ void QTap(int32_t* acc, const int16_t* src, int16_t wv, int64_t n);
 void QGemmPairs(const int16_t* w, const int16_t* x, int64_t ldx, int64_t kp, int64_t n,
                 int32_t* acc, int64_t ldacc);
 bool QGemmPairsAvailable();
+// Weight rows QGemmQuads takes at a time.
+inline constexpr int64_t kQQuadRows = 8;
+// Exact uint8 x int8 quad products summed into int32, kQQuadRows rows at a
+// time, the weights read in place:
+//   acc[r * ldacc + j] = init[r] + sum_{q < kq, t < 4} w[r][4q + t] * x[(q * ldx + j) * 4 + t]
+//                      + (tail ? sum_t tail_r[t] * x[(kq * ldx + j) * 4 + t] : 0)
+// (w[r] int8, x uint8, tail_r the bytes of tail[r]; int32 adds wrap) for
+// r < kQQuadRows and j < n, n a multiple of kQColTile. Only where
+// QGemmQuadsAvailable() (the AVX-512 VNNI copy).
+void QGemmQuads(const uint8_t* const* w, int64_t kq, const int32_t* tail, const uint8_t* x,
+                int64_t ldx, int64_t n, const int32_t* init, int32_t* acc, int64_t ldacc);
+bool QGemmQuadsAvailable();
+// Most taps QTaps takes at a time.
+inline constexpr int64_t kQTapsMax = 32;
+// acc[i] (+)= sum_{t < taps} wv[t] * src[t][i] for i < n, taps <= kQTapsMax
+// (+= with `add`): several depthwise taps at once, exact for |values| <=
+// 255. Only where QTapsAvailable() (the AVX2 and AVX-512 copies).
+void QTaps(int32_t* acc, const int16_t* const* src, const int16_t* wv, int64_t taps, int64_t n,
+           bool add);
+bool QTapsAvailable();
 // y[j * stride] for j < n <= kQRequantizeMax: the low byte of
 //   round_half_even(clamp(float(acc[j] (- wz * sums[j]) + bias) * scale, lo, hi)) + zero
 // (the bias add wraps; sums may be null). Identical bytes on every ISA.

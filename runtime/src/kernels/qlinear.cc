@@ -20,8 +20,12 @@
 // kMaxReduction = 33025, so that the int32 accumulator cannot overflow.
 //
 // The integer products run through the per-ISA kernels of gemm_core.h
-// (QGemmPairs, QTap, QDot: exact, so every ISA gives the same bytes):
-//  - QLinearConv: with AVX2 / AVX-512, blocks of PB im2col columns (one per
+// (QGemmQuads, QGemmPairs, QTaps, QTap, QDot: exact, so every ISA gives the
+// same bytes):
+//  - QLinearConv with int8 weights, AVX-512 VNNI copy: blocks of PB im2col
+//    columns as uint8 quads times the weight rows read in place, vpdpbusd
+//    (QConvQuads describes the layout and the zero-point terms); K <= 8192;
+//  - other QLinearConv: with AVX2 / AVX-512, blocks of PB im2col columns (one per
 //    output position) of each group and tiles of 4 weight rows, both
 //    widened to int16 with the reduction in pairs (QConvGemm describes the
 //    layout); in the portable copy, and for reductions K too large for 32
@@ -32,8 +36,10 @@
 //    b [K, N] packed a block of NB columns at a time into rows;
 //  - depthwise convolutions (group == C): the padded input of a band of
 //    output rows as int16 phase planes (QDepthwise describes them), tap by
-//    tap into int32 accumulators.
+//    tap into int32 accumulators (AVX2 / AVX-512: up to 32 taps per pass,
+//    QTaps).
 //
+//   vnni:      [ columns: uint8 [Kq][PB][4] ][ sums: int32 [PB] ][ rows: int32 [M/g][2] ]
 //   conv:      [ columns: int16 [Kp][PB][2] ][ weight tile: int16 [Kp][4][2] ]
 //   dot, and   [ columns: int16 [P][K] ][ column sums: int32 [P] ]
 //   matmul:    [ QLinearMatMul without trans_b: packed b rows [NB][K] ]
@@ -41,7 +47,9 @@
 //
 // Every block fills kQBlockBytes: about 64 KiB (plus 8 KiB of weight tile,
 // or 64 KiB of packed b rows), at most 4 * 2 * 33025 bytes of columns for
-// the largest K. None of the sizes depends on the ISA.
+// the largest K; the VNNI blocks at least 16 columns, up to 128 KiB for
+// K = 8192). The workspace is the largest of the paths a node may take on
+// any ISA, so none of the sizes depends on the ISA.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +61,11 @@
 #include "kernel_util.h"
 #include "qlinear_gemm.h"
 #include "window.h"
+
+#if BATON_KERNEL_DISPATCH
+#include <emmintrin.h>
+#include <string.h>
+#endif
 
 namespace baton {
 namespace kernels {
@@ -180,6 +193,51 @@ QConvBlock QConvBlockOf(const QConv& q) {
 
 inline int64_t QColumnPairBytes(const QConvBlock& b) { return Align8Bytes(b.kp * b.pb * 4); }
 
+// The VNNI path (int8 weights, QGemmQuads): per block of PB output
+// positions, X's columns as bytes (x ^ flip: uint8 whatever x's dtype) with
+// the reduction in quads (k = 4q + t), and their sums:
+//
+//   columns: uint8 [Kq][PB][4]   (q, j, t) = X[4q + t][p0 + j] ^ flip
+//   sums:    int32 [PB]          sum_k of (X[k][p0 + j] ^ flip) - xz'
+//   rows:    int32 [M / group][2] per weight row: init (below), its last
+//                                 partial quad zero padded
+//
+// with the padding and k >= K holding xz' (x's zero point as such a byte),
+// Kq = ceil(K / 4). The weight rows are read in place, the last partial
+// quad from a zero-padded copy. With w' the int8 weights and wz' their zero
+// point, u the column bytes:
+//
+//   sum_k (u - xz') (w' - wz') = [sum_k u w' - xz' sum_k w'] - wz' sums
+//
+// The bracket, QGemmQuads's result from init = -xz' sum_k w' (wrapping
+// int32 arithmetic), is at most 255 * 128 * K in magnitude, as is wz' *
+// sums, and the whole is the exact sum: no step leaves int32 (kMaxReduction).
+struct QQuadBlock {
+  int64_t kq = 0, pb = 0;
+};
+
+QQuadBlock QQuadBlockOf(const QConv& q) {
+  QQuadBlock b;
+  b.kq = (q.k + 3) / 4;
+  int64_t pb = kQBlockBytes / (4 * (b.kq > 0 ? b.kq : 1)) / kQColTile * kQColTile;
+  if (pb == 0) {
+    // One tile's columns, up to twice the block bytes (K <= 8192: resnet's
+    // 512-channel 3x3 layers); larger reductions take QConvDot (pb = 0).
+    pb = kQColTile * 4 * b.kq <= 2 * kQBlockBytes ? kQColTile : 0;
+  }
+  const int64_t all = RoundUp(q.g.win.oh * q.g.win.ow, kQColTile);
+  b.pb = pb < all ? pb : all;
+  return b;
+}
+
+inline int64_t QColumnQuadBytes(const QQuadBlock& b) { return Align8Bytes(b.kq * b.pb * 4); }
+
+inline int64_t QQuadWorkspaceFor(const QConv& q) {
+  const QQuadBlock b = QQuadBlockOf(q);
+  if (b.pb == 0) return 0;
+  return QColumnQuadBytes(b) + Align8Bytes(b.pb * 4) + Align8Bytes(q.g.m / q.g.group * 8);
+}
+
 size_t QDepthwiseWorkspaceFor(const Window2d& g);
 
 size_t QConvWorkspaceFor(const QConv& q) {
@@ -189,10 +247,12 @@ size_t QConvWorkspaceFor(const QConv& q) {
   // Either path may run (the portable kernels have no pair kernel): the
   // larger of the two, the same on every ISA.
   const size_t dot = QColumnBytes(QColumnsPerBlock(q.k, ohw), q.k);
+  const auto quads = static_cast<size_t>(QQuadWorkspaceFor(q));
+  const size_t most = quads > dot ? quads : dot;
   const QConvBlock b = QConvBlockOf(q);
-  if (b.pb == 0) return dot;
+  if (b.pb == 0) return most;
   const auto pairs = static_cast<size_t>(QColumnPairBytes(b) + Align8Bytes(b.kp * kQRowTile * 4));
-  return pairs > dot ? pairs : dot;
+  return pairs > most ? pairs : most;
 }
 
 #if BATON_KERNEL_DISPATCH
@@ -318,6 +378,207 @@ void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOu
               RequantizeChunk(acc[r], nullptr, 0, ch.bias != nullptr ? ch.bias[c] : 0,
                               static_cast<ptrdiff_t>(len), ChannelScale(o, ch, c), o,
                               (i0 + r) * ohw + j0, 1);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// out[4j + t] = s[t][j] ^ flip for j < n: four rows of X as one block row.
+void Interleave4(const uint8_t* const* s, int64_t n, uint8_t flip, uint8_t* out) {
+  int64_t j = 0;
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  for (; j + 16 <= n; j += 16) {
+    const __m128i r0 =
+        _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + j)), f);
+    const __m128i r1 =
+        _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[1] + j)), f);
+    const __m128i r2 =
+        _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[2] + j)), f);
+    const __m128i r3 =
+        _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[3] + j)), f);
+    const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+    const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+    auto* o = reinterpret_cast<__m128i*>(out + 4 * j);
+    _mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+  }
+  for (; j < n; ++j) {
+    for (int t = 0; t < 4; ++t) out[4 * j + t] = static_cast<uint8_t>(s[t][j] ^ flip);
+  }
+}
+
+// Input bytes a row run of X row k needs at most (a stack buffer).
+constexpr int64_t kQRunBytes = 256;
+
+// Columns [p0, p0 + count) of one group's X as quads (x: the group's first
+// plane), and with `sums` their sums.
+void PackColumnQuads(const QConv& q, const QActivation& x, const QQuadBlock& b, int64_t p0,
+                     int64_t count, uint8_t* cols, int32_t* sums) {
+  const Window2d& g = q.g.win;
+  const int64_t padded = RoundUp(count, kQColTile);
+  const int64_t taps = g.kh * g.kw;
+  const bool pointwise = IsPointwise(q.g);
+  const auto pad = static_cast<uint8_t>(x.zero ^ x.flip);  // a raw byte of value xz
+  uint8_t run[4][kQRunBytes];
+  for (int64_t qi = 0; qi < b.kq; ++qi) {
+    uint8_t* out = cols + qi * b.pb * 4;
+    const uint8_t* src[4];
+    if (pointwise) {
+      for (int t = 0; t < 4; ++t) {
+        const int64_t k = 4 * qi + t;
+        if (k < q.k) {
+          src[t] = x.data + k * g.h * g.w + p0;
+        } else {
+          for (int64_t i = 0; i < kQRunBytes; ++i) run[t][i] = pad;
+          src[t] = run[t];
+        }
+      }
+      // Past K, the run buffer repeats: kQRunBytes at a time.
+      const bool all_real = 4 * qi + 3 < q.k;
+      if (all_real) {
+        Interleave4(src, count, x.flip, out);
+      } else {
+        for (int64_t j = 0; j < count; j += kQRunBytes) {
+          const int64_t len = count - j < kQRunBytes ? count - j : kQRunBytes;
+          const uint8_t* s2[4];
+          for (int t = 0; t < 4; ++t) s2[t] = src[t] == run[t] ? run[t] : src[t] + j;
+          Interleave4(s2, len, x.flip, out + 4 * j);
+        }
+      }
+    } else {
+      // One output row (at most kQRunBytes of it) at a time: four runs of
+      // input columns ix0 + t * sw, the padding where they leave the input.
+      int64_t oy = p0 / g.ow, ox = p0 % g.ow;
+      int64_t j = 0;
+      while (j < count) {
+        int64_t len = g.ow - ox < count - j ? g.ow - ox : count - j;
+        len = len < kQRunBytes ? len : kQRunBytes;
+        const uint8_t* s2[4];
+        for (int t = 0; t < 4; ++t) {
+          const int64_t k = 4 * qi + t;
+          uint8_t* r = run[t];
+          s2[t] = r;
+          if (k >= q.k) {
+            for (int64_t i = 0; i < len; ++i) r[i] = pad;
+            continue;
+          }
+          const int64_t c = k / taps, ky = (k / g.kw) % g.kh, kx = k % g.kw;
+          const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          const int64_t ix0 = ox * g.sw - g.pl + kx * g.dw;
+          int64_t lo = len, hi = len;  // i in [lo, hi) read the input
+          if (iy >= 0 && iy < g.h) {
+            lo = ix0 >= 0 ? 0 : (-ix0 + g.sw - 1) / g.sw;
+            hi = ix0 >= g.w ? 0 : (g.w - ix0 + g.sw - 1) / g.sw;
+            hi = hi < len ? hi : len;
+            lo = lo < hi ? lo : hi;
+          }
+          for (int64_t i = 0; i < lo; ++i) r[i] = pad;
+          if (lo < hi) {
+            // row[i * sw]: column ix0 + (lo + i) * sw, inside the input.
+            const uint8_t* row = x.data + c * g.h * g.w + iy * g.w + ix0 + lo * g.sw;
+            if (lo == 0 && hi == len && g.sw == 1) {
+              s2[t] = row;  // read in place
+              continue;
+            }
+            if (g.sw == 1) {
+              for (int64_t i = lo; i < hi; ++i) r[i] = row[i - lo];
+            } else {
+              for (int64_t i = lo; i < hi; ++i) r[i] = row[(i - lo) * g.sw];
+            }
+          }
+          for (int64_t i = hi; i < len; ++i) r[i] = pad;
+        }
+        Interleave4(s2, len, x.flip, out + 4 * j);
+        j += len;
+        ox += len;
+        if (ox == g.ow) {
+          ox = 0;
+          ++oy;
+        }
+      }
+    }
+    const auto xz = static_cast<uint8_t>(x.zero);
+    for (int64_t j = 4 * count; j < 4 * padded; ++j) out[j] = xz;
+  }
+  if (sums == nullptr) return;
+  // Column bytes past K and in the padding hold xz', so every quad counts.
+  const int32_t bias = static_cast<int32_t>(4 * b.kq) * x.zero;
+  for (int64_t j = 0; j < padded; ++j) sums[j] = -bias;
+  for (int64_t qi = 0; qi < b.kq; ++qi) {
+    const uint8_t* col = cols + qi * b.pb * 4;
+    for (int64_t j = 0; j < padded; ++j) {
+      sums[j] += col[4 * j] + col[4 * j + 1] + col[4 * j + 2] + col[4 * j + 3];
+    }
+  }
+}
+
+// int8 weights only (ch.flip == 0x80); the zero points as int8 values.
+void QConvQuads(const QConv& q, const KernelCall& call, const QChannels& all, QOutput o, void* ws) {
+  const Window2d& win = q.g.win;
+  const int64_t cg = win.c / q.g.group;
+  const int64_t mg = q.g.m / q.g.group;
+  const int64_t hw = win.h * win.w;
+  const int64_t ohw = win.oh * win.ow;
+  const QQuadBlock b = QQuadBlockOf(q);
+  auto* cols = static_cast<uint8_t*>(ws);
+  auto* sums = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(ws) + QColumnQuadBytes(b));
+  auto* row_terms = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(ws) +
+                                               QColumnQuadBytes(b) + Align8Bytes(b.pb * 4));
+  const QActivation x = QActivationOf(call);
+  // Column sums only where some weight zero point is not 0.
+  const auto* wzs = static_cast<const int8_t*>(all.zero);
+  bool any_wz = false;
+  for (int64_t c = 0; c < (all.zero_step != 0 ? q.g.m : 1); ++c) any_wz = any_wz || wzs[c] != 0;
+  const int64_t kq_full = q.k / 4;
+  const bool has_tail = q.k % 4 != 0;
+  uint8_t* y = o.y;
+  int32_t acc[kQQuadRows][kQChunk];
+  for (int64_t n = 0; n < win.n; ++n) {
+    for (int64_t gi = 0; gi < q.g.group; ++gi) {
+      QActivation xg = x;
+      xg.data = x.data + (n * win.c + gi * cg) * hw;
+      const int64_t c0 = gi * mg;
+      const auto* wg = reinterpret_cast<const int8_t*>(all.w) + c0 * q.k;
+      for (int64_t m = 0; m < mg; ++m) {
+        const int8_t* row = wg + m * q.k;
+        int32_t sw = 0;
+        for (int64_t i = 0; i < q.k; ++i) sw += row[i];
+        row_terms[2 * m] =
+            static_cast<int32_t>(0u - static_cast<uint32_t>(x.zero) * static_cast<uint32_t>(sw));
+        uint8_t last[4] = {0, 0, 0, 0};
+        for (int64_t i = 4 * kq_full; i < q.k; ++i) last[i - 4 * kq_full] = row[i];
+        memcpy(&row_terms[2 * m + 1], last, sizeof(last));
+      }
+      for (int64_t p0 = 0; p0 < ohw; p0 += b.pb) {
+        const int64_t count = ohw - p0 < b.pb ? ohw - p0 : b.pb;
+        PackColumnQuads(q, xg, b, p0, count, cols, any_wz ? sums : nullptr);
+        o.y = y + (n * q.g.m + c0) * ohw + p0;
+        for (int64_t i0 = 0; i0 < mg; i0 += kQQuadRows) {
+          const int64_t rows = mg - i0 < kQQuadRows ? mg - i0 : kQQuadRows;
+          const uint8_t* w[kQQuadRows];
+          int32_t init[kQQuadRows];
+          int32_t tail[kQQuadRows];
+          for (int64_t r = 0; r < kQQuadRows; ++r) {
+            const int64_t m = i0 + (r < rows ? r : rows - 1);  // a partial tile repeats a row
+            w[r] = reinterpret_cast<const uint8_t*>(wg + m * q.k);
+            init[r] = row_terms[2 * m];
+            tail[r] = row_terms[2 * m + 1];
+          }
+          for (int64_t j0 = 0; j0 < count; j0 += kQChunk) {
+            const int64_t len = count - j0 < kQChunk ? count - j0 : kQChunk;
+            QGemmQuads(w, kq_full, has_tail ? tail : nullptr, cols + j0 * 4, b.pb,
+                       RoundUp(len, kQColTile), init, acc[0], kQChunk);
+            for (int64_t r = 0; r < rows; ++r) {
+              const int64_t c = c0 + i0 + r;
+              const int32_t wz = wzs[c * all.zero_step];
+              RequantizeChunk(acc[r], any_wz ? sums + j0 : nullptr, wz,
+                              all.bias != nullptr ? all.bias[c] : 0, static_cast<ptrdiff_t>(len),
+                              ChannelScale(o, all, c), o, (i0 + r) * ohw + j0, 1);
             }
           }
         }
@@ -495,6 +756,11 @@ void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, con
   auto* xq = static_cast<int16_t*>(ws);
   auto* acc = reinterpret_cast<int32_t*>(static_cast<unsigned char*>(ws) + QDwPlaneBytes(g, b));
   const QActivation x = QActivationOf(call);
+#if BATON_KERNEL_DISPATCH
+  const bool fused = QTapsAvailable();
+#else
+  constexpr bool fused = false;  // the portable copy has no QTaps (code size)
+#endif
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t c = 0; c < g.c; ++c) {
       const uint8_t* plane = x.data + (n * g.c + c) * hw;
@@ -506,8 +772,31 @@ void QDepthwise(const QConv& q, const KernelCall& call, const QChannels& ch, con
         for (int64_t m = c * mult; m < (c + 1) * mult; ++m) {
           const uint8_t* wm = ch.w + m * taps;
           const int32_t wz = ChannelZero(ch, m);
+#if BATON_KERNEL_DISPATCH
+          if (fused) {
+            // All taps (kQTapsMax at a time) in one pass over the accumulators.
+            const int16_t* srcs[kQTapsMax];
+            int16_t wvs[kQTapsMax];
+            int64_t count = 0;
+            bool add = false;
+            for (int64_t t = 0; t < taps; ++t) {
+              const int64_t ty = (t / g.kw) * g.dh, tx = (t % g.kw) * g.dw;
+              srcs[count] = xq + ((ty % g.sh) * g.sw + tx % g.sw) * b.PlaneElements() +
+                            (ty / g.sh) * b.wq + tx / g.sw;
+              wvs[count] = static_cast<int16_t>((wm[t] ^ ch.flip) - wz);
+              if (++count == kQTapsMax || t + 1 == taps) {
+                QTaps(acc, srcs, wvs, count, run, add);
+                add = true;
+                count = 0;
+              }
+            }
+          } else {
+            for (int64_t i = 0; i < run; ++i) acc[i] = 0;
+          }
+#else
           for (int64_t i = 0; i < run; ++i) acc[i] = 0;
-          for (int64_t ky = 0; ky < g.kh; ++ky) {
+#endif
+          for (int64_t ky = 0; ky < (fused ? 0 : g.kh); ++ky) {
             for (int64_t kx = 0; kx < g.kw; ++kx) {
               // (w - wz) and (x - xz) fit in int16: a widening int16 multiply.
               const auto wv = static_cast<int16_t>((wm[ky * g.kw + kx] ^ ch.flip) - wz);
@@ -557,6 +846,10 @@ Status QConvEval(const KernelCall& call) {
     if (q.g.win.oh * q.g.win.ow > 0) QDepthwise(q, call, ch, o, call.workspace[0].data);
   } else if (q.g.win.oh * q.g.win.ow > 0) {
 #if BATON_KERNEL_DISPATCH
+    if (call.inputs[3].dtype() == DType::Int8 && QQuadBlockOf(q).pb > 0 && QGemmQuadsAvailable()) {
+      QConvQuads(q, call, ch, o, call.workspace[0].data);
+      return Status::Ok();
+    }
     if (QConvBlockOf(q).pb > 0 && QGemmPairsAvailable()) {
       QConvGemm(q, call, ch, o, call.workspace[0].data);
       return Status::Ok();
