@@ -1419,6 +1419,58 @@ def build_cases(np, torch):
         qmul(f"qmul_{tag}_scalar_a", (), (2, 3, 4), dt, pow2=False)
         qmul(f"qmul_{tag}_outer", (4, 1), (1, 6), dt, pow2=False)
 
+    # ------------------------------------------------------- MatMulInteger
+    # ONNX: y = sum_k (a - a_zero[m]) * (b - b_zero[n]) in int32, exact; a
+    # and b each uint8 or int8, zero points absent, per tensor, per row of a
+    # or per column of b.
+    def mmint(name, a_shape, n, adt, bdt, zeros="tensor", extreme=False):
+        k, m = a_shape[-1], a_shape[-2]
+        a, b = q8(adt, a_shape), q8(bdt, (k, n))
+        if zeros == "none":
+            az, bz = np.zeros((), adt), np.zeros((), bdt)
+            inputs = [a, b]
+        else:
+            az = q8(adt, (m,) if zeros == "axis" else ())
+            bz = q8(bdt, (n,) if zeros == "axis" else ())
+            inputs = [a, b, az, bz]
+        if extreme:  # every term at the largest magnitude, 255 * 255
+            a[...] = np.iinfo(adt).max
+            az[...] = np.iinfo(adt).min
+            b[...] = np.iinfo(bdt).min
+            bz[...] = np.iinfo(bdt).max
+        av = a.astype(np.int64) - (az.astype(np.int64)[:, None] if az.ndim else int(az))
+        bv = b.astype(np.int64) - bz.astype(np.int64)
+        y = np.matmul(av, bv)
+        assert np.abs(y).max() < 2**31
+        add(name, "MatMulInteger", inputs, [y.astype(np.int32)])
+
+    mmint("mmint_u8_u8_tensor_zero", (2, 5, 17), 6, np.uint8, np.uint8)
+    mmint("mmint_i8_u8_axis_zero", (3, 4, 9), 7, np.int8, np.uint8, zeros="axis")
+    mmint("mmint_u8_i8_no_zero", (6, 33), 5, np.uint8, np.int8, zeros="none")
+    mmint("mmint_i8_i8_axis_zero", (1, 2, 8, 40), 3, np.int8, np.int8, zeros="axis")
+    mmint("mmint_u8_i8_extreme", (2, 3, 300), 4, np.uint8, np.int8, extreme=True)
+
+    # ------------------------------------------------ DynamicQuantizeLinear
+    # ONNX Runtime 1.30 (GetQuantizationParameter, MlasQuantizeLinear): the
+    # range includes 0; scale = (hi - lo) / 255 (1 when hi == lo), zero
+    # point = round_half_even(clamp(0 - lo / scale, 0, 255)), then y =
+    # saturate(round_half_even(x / scale) + zero point), all in float32.
+    def dql(name, x):
+        x = np.asarray(x, f32)
+        lo = min(f32(x.min()) if x.size else f32(0), f32(0))
+        hi = max(f32(x.max()) if x.size else f32(0), f32(0))
+        scale = f32(1) if hi == lo else f32(hi - lo) / f32(255)
+        zp = np.rint(np.clip(f32(0) - lo / scale, f32(0), f32(255))).astype(np.uint8)
+        y = np.clip(np.rint(x / scale) + f32(int(zp)), 0, 255).astype(np.uint8)
+        add(name, "DynamicQuantizeLinear", [x], [y, np.asarray(scale, f32), np.asarray(zp)])
+
+    dql("dql_normal", rand(2, 3, 17, scale=3.0))
+    dql("dql_positive", np.abs(rand(4, 9)) + f32(0.5))
+    dql("dql_negative", -np.abs(rand(31)) - f32(0.25))
+    dql("dql_zeros", np.zeros((3, 4), f32))
+    # 255 / 254 steps of 1/256: x / scale lands on many .5 ties.
+    dql("dql_ties", (np.arange(-100, 156) / f32(256)).astype(f32).reshape(4, 64))
+
     for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
         qpool(f"qavgpool_{tag}_2x2_s2_ties", (2, 3, 8, 9), dt, [2, 2], [2, 2])
         qpool(f"qavgpool_{tag}_3x3_p1_excl", (1, 4, 7, 7), dt, [3, 3], [2, 2], [1, 1, 1, 1],
