@@ -1450,6 +1450,41 @@ def build_cases(np, torch):
     mmint("mmint_i8_i8_axis_zero", (1, 2, 8, 40), 3, np.int8, np.int8, zeros="axis")
     mmint("mmint_u8_i8_extreme", (2, 3, 300), 4, np.uint8, np.int8, extreme=True)
 
+    # --------------------------------------------------------- ConvInteger
+    # ONNX: y = sum over taps inside the input of (x - xz) * (w - wz[m]), int32
+    # (a padded tap is the zero point, so adds 0); torch's float64 conv of the
+    # zero-point-shifted integers is exact.
+    def convint(name, xshape, m, kernel, xdt, wdt, strides=None, pads=None, dilations=None,
+                group=1, wz_axis=False, zeros=True):
+        sp = len(kernel)
+        strides = strides or [1] * sp
+        pads = pads or [0] * (2 * sp)
+        dilations = dilations or [1] * sp
+        x, w = q8(xdt, xshape), q8(wdt, (m, xshape[1] // group, *kernel))
+        xz = q8(xdt, ()) if zeros else np.zeros((), xdt)
+        wz = q8(wdt, (m,) if wz_axis else ()) if zeros else np.zeros((), wdt)
+        xv = f64(x.astype(np.int64) - int(xz))
+        wv = f64(w.astype(np.int64) - wz.astype(np.int64).reshape((-1,) + (1,) * (sp + 1)))
+        if sp == 2:
+            xp = F.pad(xv, (pads[1], pads[3], pads[0], pads[2]))
+            y = F.conv2d(xp, wv, None, strides, 0, dilations, group)
+        else:
+            xp = F.pad(xv, (pads[0], pads[1]))
+            y = F.conv1d(xp, wv, None, strides, 0, dilations, group)
+        params = dict(type="ConvParams", kernel=list(kernel), strides=strides, pads=pads,
+                      dilations=dilations, group=group)
+        inputs = [x, w, xz, wz] if zeros else [x, w]
+        add(name, "ConvInteger", inputs, [np.rint(y.numpy()).astype(np.int32)], params)
+
+    convint("convint_u8_i8_3x3_p1", (2, 3, 7, 8), 4, (3, 3), np.uint8, np.int8,
+            pads=[1, 1, 1, 1], wz_axis=True)
+    convint("convint_i8_u8_s2_dil_asym", (1, 4, 9, 10), 6, (3, 2), np.int8, np.uint8,
+            strides=[2, 1], pads=[0, 1, 2, 1], dilations=[2, 1], group=2)
+    convint("convint_u8_u8_depthwise", (1, 5, 6, 6), 5, (3, 3), np.uint8, np.uint8,
+            pads=[1, 1, 1, 1], group=5, wz_axis=True)
+    convint("convint_i8_i8_1d_no_zero", (2, 3, 12), 2, (4,), np.int8, np.int8, strides=[2],
+            pads=[2, 1], zeros=False)
+
     # ------------------------------------------------ DynamicQuantizeLinear
     # ONNX Runtime 1.30 (GetQuantizationParameter, MlasQuantizeLinear): the
     # range includes 0; scale = (hi - lo) / 255 (1 when hi == lo), zero

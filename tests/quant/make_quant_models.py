@@ -54,7 +54,7 @@ Two kinds of cases:
     inputs on exact rounding ties and beyond the saturation limits; and
     ONNX Runtime's dynamic quantization of a 2-layer MLP
     (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul -> Add, whose
-    int32 and uint8 tensors are graph outputs too).
+    int32 and uint8 tensors are graph outputs too), and a ConvInteger.
 Needs ONNX Runtime (tools/ort/install.sh; $BATON_ORT_DIR). Deterministic;
 skips all work when OUT_DIR/manifest.json was written by this exact script;
 concurrent runs wait on OUT_DIR.lock. About 30 s on 2 busy cores.
@@ -825,6 +825,27 @@ def dynquant_mlp_case(rng):
     return "dynquant_mlp", g.model(), [x], [yq, q1, z1, acc1]
 
 
+def conv_integer_case(rng):
+    """ONNX ConvInteger as dynamically quantized CNNs have it: uint8 x and w
+    with zero points, pads 1 and stride 2; the int32 output is compared
+    exactly."""
+    import torch
+    x = rng.integers(0, 256, (1, 3, 9, 8)).astype(np.uint8)
+    w = rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8)
+    xz, wz = np.uint8(131), np.uint8(120)
+    xv = torch.from_numpy(x.astype(np.float64) - float(xz))
+    wv = torch.from_numpy(w.astype(np.float64) - float(wz))
+    ref = np.rint(torch.nn.functional.conv2d(xv, wv, None, 2, 1).numpy()).astype(np.int32)
+    g = GraphBuilder()
+    g.add_input("x", x)
+    g.nodes.append(helper.make_node(
+        "ConvInteger", ["x", g.const("w", w), g.const("x_zero_point", xz),
+                        g.const("w_zero_point", wz)], ["y"], name="convint",
+        kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    g.outputs.append(helper.make_tensor_value_info("y", onnx.TensorProto.INT32, ref.shape))
+    return "conv_integer_uint8", g.model(), [x], [ref]
+
+
 def helper_cases(rng):
     """(name, model, [inputs], [reference outputs])."""
     return [
@@ -838,6 +859,7 @@ def helper_cases(rng):
         mul_case(rng),
         lookup_case(rng),
         dynquant_mlp_case(rng),
+        conv_integer_case(rng),
     ]
 
 
