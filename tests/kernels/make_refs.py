@@ -1419,6 +1419,93 @@ def build_cases(np, torch):
         qmul(f"qmul_{tag}_scalar_a", (), (2, 3, 4), dt, pow2=False)
         qmul(f"qmul_{tag}_outer", (4, 1), (1, 6), dt, pow2=False)
 
+    # ------------------------------------------------------- MatMulInteger
+    # ONNX: y = sum_k (a - a_zero[m]) * (b - b_zero[n]) in int32, exact; a
+    # and b each uint8 or int8, zero points absent, per tensor, per row of a
+    # or per column of b.
+    def mmint(name, a_shape, n, adt, bdt, zeros="tensor", extreme=False):
+        k, m = a_shape[-1], a_shape[-2]
+        a, b = q8(adt, a_shape), q8(bdt, (k, n))
+        if zeros == "none":
+            az, bz = np.zeros((), adt), np.zeros((), bdt)
+            inputs = [a, b]
+        else:
+            az = q8(adt, (m,) if zeros == "axis" else ())
+            bz = q8(bdt, (n,) if zeros == "axis" else ())
+            inputs = [a, b, az, bz]
+        if extreme:  # every term at the largest magnitude, 255 * 255
+            a[...] = np.iinfo(adt).max
+            az[...] = np.iinfo(adt).min
+            b[...] = np.iinfo(bdt).min
+            bz[...] = np.iinfo(bdt).max
+        av = a.astype(np.int64) - (az.astype(np.int64)[:, None] if az.ndim else int(az))
+        bv = b.astype(np.int64) - bz.astype(np.int64)
+        y = np.matmul(av, bv)
+        assert np.abs(y).max() < 2**31
+        add(name, "MatMulInteger", inputs, [y.astype(np.int32)])
+
+    mmint("mmint_u8_u8_tensor_zero", (2, 5, 17), 6, np.uint8, np.uint8)
+    mmint("mmint_i8_u8_axis_zero", (3, 4, 9), 7, np.int8, np.uint8, zeros="axis")
+    mmint("mmint_u8_i8_no_zero", (6, 33), 5, np.uint8, np.int8, zeros="none")
+    mmint("mmint_i8_i8_axis_zero", (1, 2, 8, 40), 3, np.int8, np.int8, zeros="axis")
+    mmint("mmint_u8_i8_extreme", (2, 3, 300), 4, np.uint8, np.int8, extreme=True)
+
+    # --------------------------------------------------------- ConvInteger
+    # ONNX: y = sum over taps inside the input of (x - xz) * (w - wz[m]), int32
+    # (a padded tap is the zero point, so adds 0); torch's float64 conv of the
+    # zero-point-shifted integers is exact.
+    def convint(name, xshape, m, kernel, xdt, wdt, strides=None, pads=None, dilations=None,
+                group=1, wz_axis=False, zeros=True):
+        sp = len(kernel)
+        strides = strides or [1] * sp
+        pads = pads or [0] * (2 * sp)
+        dilations = dilations or [1] * sp
+        x, w = q8(xdt, xshape), q8(wdt, (m, xshape[1] // group, *kernel))
+        xz = q8(xdt, ()) if zeros else np.zeros((), xdt)
+        wz = q8(wdt, (m,) if wz_axis else ()) if zeros else np.zeros((), wdt)
+        xv = f64(x.astype(np.int64) - int(xz))
+        wv = f64(w.astype(np.int64) - wz.astype(np.int64).reshape((-1,) + (1,) * (sp + 1)))
+        if sp == 2:
+            xp = F.pad(xv, (pads[1], pads[3], pads[0], pads[2]))
+            y = F.conv2d(xp, wv, None, strides, 0, dilations, group)
+        else:
+            xp = F.pad(xv, (pads[0], pads[1]))
+            y = F.conv1d(xp, wv, None, strides, 0, dilations, group)
+        params = dict(type="ConvParams", kernel=list(kernel), strides=strides, pads=pads,
+                      dilations=dilations, group=group)
+        inputs = [x, w, xz, wz] if zeros else [x, w]
+        add(name, "ConvInteger", inputs, [np.rint(y.numpy()).astype(np.int32)], params)
+
+    convint("convint_u8_i8_3x3_p1", (2, 3, 7, 8), 4, (3, 3), np.uint8, np.int8,
+            pads=[1, 1, 1, 1], wz_axis=True)
+    convint("convint_i8_u8_s2_dil_asym", (1, 4, 9, 10), 6, (3, 2), np.int8, np.uint8,
+            strides=[2, 1], pads=[0, 1, 2, 1], dilations=[2, 1], group=2)
+    convint("convint_u8_u8_depthwise", (1, 5, 6, 6), 5, (3, 3), np.uint8, np.uint8,
+            pads=[1, 1, 1, 1], group=5, wz_axis=True)
+    convint("convint_i8_i8_1d_no_zero", (2, 3, 12), 2, (4,), np.int8, np.int8, strides=[2],
+            pads=[2, 1], zeros=False)
+
+    # ------------------------------------------------ DynamicQuantizeLinear
+    # ONNX Runtime 1.30 (GetQuantizationParameter, MlasQuantizeLinear): the
+    # range includes 0; scale = (hi - lo) / 255 (1 when hi == lo), zero
+    # point = round_half_even(clamp(0 - lo / scale, 0, 255)), then y =
+    # saturate(round_half_even(x / scale) + zero point), all in float32.
+    def dql(name, x):
+        x = np.asarray(x, f32)
+        lo = min(f32(x.min()) if x.size else f32(0), f32(0))
+        hi = max(f32(x.max()) if x.size else f32(0), f32(0))
+        scale = f32(1) if hi == lo else f32(hi - lo) / f32(255)
+        zp = np.rint(np.clip(f32(0) - lo / scale, f32(0), f32(255))).astype(np.uint8)
+        y = np.clip(np.rint(x / scale) + f32(int(zp)), 0, 255).astype(np.uint8)
+        add(name, "DynamicQuantizeLinear", [x], [y, np.asarray(scale, f32), np.asarray(zp)])
+
+    dql("dql_normal", rand(2, 3, 17, scale=3.0))
+    dql("dql_positive", np.abs(rand(4, 9)) + f32(0.5))
+    dql("dql_negative", -np.abs(rand(31)) - f32(0.25))
+    dql("dql_zeros", np.zeros((3, 4), f32))
+    # 255 / 254 steps of 1/256: x / scale lands on many .5 ties.
+    dql("dql_ties", (np.arange(-100, 156) / f32(256)).astype(f32).reshape(4, 64))
+
     for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
         qpool(f"qavgpool_{tag}_2x2_s2_ties", (2, 3, 8, 9), dt, [2, 2], [2, 2])
         qpool(f"qavgpool_{tag}_3x3_p1_excl", (1, 4, 7, 7), dt, [3, 3], [2, 2], [1, 1, 1, 1],

@@ -457,6 +457,9 @@ TEST_F(KernelRefTest, QuantizeDequantize) { RunOps({"QuantizeLinear", "Dequantiz
 TEST_F(KernelRefTest, QLinear) { RunOps({"QLinearConv", "QLinearMatMul"}); }
 TEST_F(KernelRefTest, QLinearAdd) { RunOps({"QLinearAdd"}); }
 TEST_F(KernelRefTest, QLinearMul) { RunOps({"QLinearMul"}); }
+TEST_F(KernelRefTest, MatMulInteger) { RunOps({"MatMulInteger"}); }
+TEST_F(KernelRefTest, ConvInteger) { RunOps({"ConvInteger"}); }
+TEST_F(KernelRefTest, DynamicQuantizeLinear) { RunOps({"DynamicQuantizeLinear"}); }
 TEST_F(KernelRefTest, QLinearPools) { RunOps({"QLinearAveragePool", "QLinearGlobalAveragePool"}); }
 TEST_F(KernelRefTest, QLinearLookup) { RunOps({"QLinearLookup"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }

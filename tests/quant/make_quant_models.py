@@ -51,7 +51,10 @@ Two kinds of cases:
     QDQ Add with two graph inputs, QuantizeLinear/DequantizeLinear without
     a zero-point input (uint8; its uint8 tensor is also a graph output),
     per-axis QuantizeLinear/DequantizeLinear on axis 1 and on axis -2, with
-    inputs on exact rounding ties and beyond the saturation limits.
+    inputs on exact rounding ties and beyond the saturation limits; and
+    ONNX Runtime's dynamic quantization of a 2-layer MLP
+    (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul -> Add, whose
+    int32 and uint8 tensors are graph outputs too), and a ConvInteger.
 Needs ONNX Runtime (tools/ort/install.sh; $BATON_ORT_DIR). Deterministic;
 skips all work when OUT_DIR/manifest.json was written by this exact script;
 concurrent runs wait on OUT_DIR.lock. About 30 s on 2 busy cores.
@@ -761,6 +764,88 @@ def lookup_case(rng):
     return "lookup_concat_maxpool", g.model(), [x], refs
 
 
+def dynquant_ref(x, w, wz, w_scale, bias):
+    """One layer of ONNX Runtime's dynamic quantization in numpy float32:
+    DynamicQuantizeLinear (its arithmetic), MatMulInteger, Cast, Mul by
+    x_scale * w_scale, Add bias. Returns (xq, x_zero_point, acc, y)."""
+    f32 = np.float32
+    lo, hi = min(f32(x.min()), f32(0)), max(f32(x.max()), f32(0))
+    scale = f32(1) if hi == lo else f32(hi - lo) / f32(255)
+    zp = np.rint(np.clip(f32(0) - lo / scale, f32(0), f32(255)))
+    xq = np.clip(np.rint(x / scale) + zp, 0, 255).astype(np.uint8)
+    acc = np.matmul(xq.astype(np.int64) - int(zp), w.astype(np.int64) - wz.astype(np.int64))
+    y = acc.astype(np.int32).astype(f32) * (scale * f32(w_scale)) + bias
+    return xq, np.uint8(zp), acc.astype(np.int32), y.astype(f32)
+
+
+def dynquant_mlp_case(rng):
+    """ONNX Runtime's dynamic quantization (quantize_dynamic, as for
+    transformers) of a 2-layer MLP: DynamicQuantizeLinear -> MatMulInteger
+    (int8 weights, zero point 0; then uint8 weights with per-column zero
+    points) -> Cast -> Mul(x_scale * w_scale) -> Add(bias) [-> Relu]. The
+    first layer's uint8 activations, zero point and int32 product are graph
+    outputs (ORT runs it unfused); the second layer ORT may fuse
+    (MatMulIntegerToFloat); its float result leaves through a QuantizeLinear
+    so that it compares in LSBs."""
+    f32 = np.float32
+    x = (rng.standard_normal((2, 5, 16)) * 1.5).astype(f32)
+    w1 = rng.integers(-127, 128, (16, 12)).astype(np.int8)
+    w1z, w1s = np.int8(0), f32(0.004)
+    b1 = (rng.standard_normal(12) * 0.2).astype(f32)
+    w2 = rng.integers(0, 256, (12, 6)).astype(np.uint8)
+    w2z = rng.integers(100, 156, 6).astype(np.uint8)
+    w2s = f32(0.003)
+    b2 = (rng.standard_normal(6) * 0.1).astype(f32)
+    q1, z1, acc1, h1 = dynquant_ref(x, w1, w1z, w1s, b1)
+    _, _, _, y = dynquant_ref(np.maximum(h1, f32(0)), w2, w2z, w2s, b2)
+    ys, yz = range_params(y.min(), y.max(), np.uint8)
+    yq = quantize(y, ys, yz, np.uint8)
+
+    g = GraphBuilder()
+    t = g.add_input("x", x)
+
+    def layer(t, w, wz, ws, b, k, outs=None):
+        outs = outs or [f"q{k}", f"s{k}", f"z{k}"]
+        g.nodes.append(helper.make_node("DynamicQuantizeLinear", [t], outs, name=f"dql{k}"))
+        acc = outs[0] + "_acc" if k > 1 else "acc1"
+        g.nodes.append(helper.make_node(
+            "MatMulInteger", [outs[0], g.const(f"w{k}", w), outs[2], g.const(f"w{k}_zp", wz)],
+            [acc], name=f"mmint{k}"))
+        t = g.node("Cast", [acc], to=onnx.TensorProto.FLOAT)
+        t = g.node("Mul", [t, g.node("Mul", [outs[1], g.const(f"w{k}_scale", ws)])])
+        return g.node("Add", [t, g.const(f"b{k}", b)])
+
+    t = g.node("Relu", [layer(t, w1, w1z, w1s, b1, 1)])
+    t = layer(t, w2, w2z, w2s, b2, 2)
+    g.rename_output(g.q(t, ys, yz), "y", yq.shape)
+    for name, dtype, shape in (("q1", onnx.TensorProto.UINT8, q1.shape),
+                               ("z1", onnx.TensorProto.UINT8, []),
+                               ("acc1", onnx.TensorProto.INT32, acc1.shape)):
+        g.outputs.append(helper.make_tensor_value_info(name, dtype, shape))
+    return "dynquant_mlp", g.model(), [x], [yq, q1, z1, acc1]
+
+
+def conv_integer_case(rng):
+    """ONNX ConvInteger as dynamically quantized CNNs have it: uint8 x and w
+    with zero points, pads 1 and stride 2; the int32 output is compared
+    exactly."""
+    import torch
+    x = rng.integers(0, 256, (1, 3, 9, 8)).astype(np.uint8)
+    w = rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8)
+    xz, wz = np.uint8(131), np.uint8(120)
+    xv = torch.from_numpy(x.astype(np.float64) - float(xz))
+    wv = torch.from_numpy(w.astype(np.float64) - float(wz))
+    ref = np.rint(torch.nn.functional.conv2d(xv, wv, None, 2, 1).numpy()).astype(np.int32)
+    g = GraphBuilder()
+    g.add_input("x", x)
+    g.nodes.append(helper.make_node(
+        "ConvInteger", ["x", g.const("w", w), g.const("x_zero_point", xz),
+                        g.const("w_zero_point", wz)], ["y"], name="convint",
+        kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    g.outputs.append(helper.make_tensor_value_info("y", onnx.TensorProto.INT32, ref.shape))
+    return "conv_integer_uint8", g.model(), [x], [ref]
+
+
 def helper_cases(rng):
     """(name, model, [inputs], [reference outputs])."""
     return [
@@ -773,6 +858,8 @@ def helper_cases(rng):
         pool_case(rng),
         mul_case(rng),
         lookup_case(rng),
+        dynquant_mlp_case(rng),
+        conv_integer_case(rng),
     ]
 
 

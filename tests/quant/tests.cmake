@@ -10,8 +10,9 @@
 #   quant.models_match_ort  tools/quant_check.py: `baton plan` (cpu target) and
 #                           `baton run` of every case, within 1 LSB and 99% equal
 #                           elements of ORT-all (the fused integer kernels;
-#                           measured: all 15 exact, pool and product ties
-#                           included).
+#                           measured: all 17 exact, pool and product ties
+#                           included, the dynamically quantized MLP and the
+#                           ConvInteger).
 #
 # Both need onnxruntime-node from tools/ort/install.sh, as tests/ort does.
 set(_quant_cases ${CMAKE_BINARY_DIR}/quant_models)

@@ -88,6 +88,31 @@ Check InferQLinearConv(InferContext& c) {
   return Check();
 }
 
+// ConvInteger (ONNX; runtime/src/kernels/qinteger.cc): x and w uint8 or
+// int8, optional x_zero_point (1 element, x's dtype) and w_zero_point (1 or M
+// elements, w's dtype); int32 output.
+Check InferConvInteger(InferContext& c) {
+  for (int i : {0, 1}) {
+    const DType d = c.In(i).dtype;
+    if (d != DType::UInt8 && d != DType::Int8) {
+      return c.Err(c.Desc(i) + " is " + DTypeName(d) + "; ConvInteger takes uint8 or int8");
+    }
+  }
+  BATON_ASSIGN_OR_RETURN(Shape out, ConvOutputShape(c, 0, 1));
+  if (out.size() > 4) return c.Err("input " + c.Desc(0) + ": ConvInteger is 1-D or 2-D");
+  const int64_t m = c.S(1)[0];
+  for (int i : {2, 3}) {
+    if (!c.Has(i)) continue;
+    BATON_TRY(c.RequireDType(i, c.In(i - 2).dtype));
+    if (c.In(i).elements() != 1 && (i == 2 || c.S(i) != Shape{m})) {
+      return c.Err("zero point " + c.Desc(i) + " must have 1 element" +
+                   (i == 2 ? std::string() : " or " + std::to_string(m)));
+    }
+  }
+  c.Output(DType::Int32, out);
+  return Check();
+}
+
 Result<LoweredParams> LowerConv(flatbuffers::FlatBufferBuilder* b, const Graph& g, const Node& n) {
   const Tensor& w = internal::InputTensor(g, n, n.op == "QLinearConv" ? 3 : 1);
   BATON_ASSIGN_OR_RETURN(internal::Window win,
@@ -257,6 +282,7 @@ double ConvTransposeMacs(const schema::Plan& plan, const schema::Node& node, dou
 // clang-format off
 const OpDef kOps[] = {
     {"Conv", 2, 3, 1, 1, InferConv, true, schema::Op::Conv, 3, LowerConv, ConvMacs, nullptr, false},
+    {"ConvInteger", 2, 4, 1, 1, InferConvInteger, true, schema::Op::ConvInteger, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"QLinearConv", 8, 9, 1, 1, InferQLinearConv, true, schema::Op::QLinearConv, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"ConvTranspose", 2, 3, 1, 1, InferConvTranspose, true, schema::Op::ConvTranspose, 3, LowerConvTranspose, ConvTransposeMacs, nullptr, false},
 };

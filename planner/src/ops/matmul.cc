@@ -64,6 +64,37 @@ Check InferQLinearMatMul(InferContext& c) {
   return Check();
 }
 
+// MatMulInteger (ONNX; runtime/src/kernels/qinteger.cc): a [..., M, K] and
+// b [K, N] uint8 or int8, optional a_zero_point (1 or M elements, a's dtype)
+// and b_zero_point (1 or N elements, b's dtype); y int32 [..., M, N].
+Check InferMatMulInteger(InferContext& c) {
+  for (int i : {0, 1}) {
+    const DType d = c.In(i).dtype;
+    if (d != DType::UInt8 && d != DType::Int8) {
+      return c.Err(c.Desc(i) + " is " + DTypeName(d) + "; MatMulInteger takes uint8 or int8");
+    }
+  }
+  if (c.Rank(0) < 2) return c.Err("a " + c.Desc(0) + " must have rank 2 or more");
+  if (c.Rank(1) != 2) return c.Err("b " + c.Desc(1) + " must be 2-D (Baton supports no batched b)");
+  const int64_t m = c.S(0)[c.Rank(0) - 2], n = c.S(1)[1];
+  if (c.S(0).back() != c.S(1)[0]) {
+    return c.Err("inner dimensions of " + c.Desc(0) + " and " + c.Desc(1) + " differ");
+  }
+  for (int i : {2, 3}) {
+    if (!c.Has(i)) continue;
+    BATON_TRY(c.RequireDType(i, c.In(i - 2).dtype));
+    const int64_t count = i == 2 ? m : n;
+    if (c.In(i).elements() != 1 && c.S(i) != Shape{count}) {
+      return c.Err("zero point " + c.Desc(i) + " must have 1 or " + std::to_string(count) +
+                   " elements (per " + (i == 2 ? "row of a)" : "column of b)"));
+    }
+  }
+  Shape out = c.S(0);
+  out.back() = n;
+  c.Output(DType::Int32, out);
+  return Check();
+}
+
 // GemmParams: trans_b and the fused clamp.
 Result<LoweredParams> LowerQLinearMatMul(flatbuffers::FlatBufferBuilder* b, const Graph&,
                                          const Node& n) {
@@ -86,6 +117,7 @@ double MatMulMacs(const schema::Plan& plan, const schema::Node& node, double out
 // clang-format off
 const OpDef kOps[] = {
     {"MatMul", 2, 2, 1, 1, InferMatMul, true, schema::Op::MatMul, 2, nullptr, MatMulMacs, nullptr, false},
+    {"MatMulInteger", 2, 4, 1, 1, InferMatMulInteger, true, schema::Op::MatMulInteger, kAllInputs, nullptr, MatMulMacs, nullptr, false},
     {"QLinearMatMul", 8, 9, 1, 1, InferQLinearMatMul, true, schema::Op::QLinearMatMul, kAllInputs, LowerQLinearMatMul, MatMulMacs, nullptr, false},
 };
 // clang-format on

@@ -109,6 +109,17 @@ Check InferLookup(InferContext& c) {
   return Check();
 }
 
+// DynamicQuantizeLinear (ONNX opset 11): x float32 -> y uint8 of x's shape,
+// y_scale float32 and y_zero_point uint8 scalars (runtime/src/kernels/quant.cc
+// computes them as ONNX Runtime does).
+Check InferDynamicQuantize(InferContext& c) {
+  BATON_TRY(c.RequireFloat(0));
+  c.Output(DType::UInt8, c.S(0));
+  c.Output(DType::Float32, Shape{});
+  c.Output(DType::UInt8, Shape{});
+  return Check();
+}
+
 // The slice of input 0 that element i belongs to, along the quantization
 // axis: inner = product of the dims after the axis, count = scale elements.
 struct QuantIndex {
@@ -215,6 +226,7 @@ Result<LoweredParams> LowerQuantAxis(flatbuffers::FlatBufferBuilder* builder, co
 const OpDef kOps[] = {
     {"QuantizeLinear", 2, 3, 1, 1, InferQuantize, true, schema::Op::QuantizeLinear, kAllInputs, LowerQuantAxis, nullptr, EvalQuantize, false},
     {"DequantizeLinear", 2, 3, 1, 1, InferDequantize, true, schema::Op::DequantizeLinear, kAllInputs, LowerQuantAxis, nullptr, EvalDequantize, false},
+    {"DynamicQuantizeLinear", 1, 1, 3, 3, InferDynamicQuantize, true, schema::Op::DynamicQuantizeLinear, kAllInputs, nullptr, nullptr, nullptr, false},
     {"QLinearLookup", 2, 2, 1, 1, InferLookup, true, schema::Op::QLinearLookup, kAllInputs, nullptr, nullptr, nullptr, false},
 };
 // clang-format on

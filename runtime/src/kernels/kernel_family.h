@@ -83,7 +83,8 @@ struct KernelFamily {
   X(Rnn)                         \
   X(Quant)                       \
   X(QLinear)                     \
-  X(QPool)
+  X(QPool)                       \
+  X(QInteger)
 
 #define BATON_DECLARE_KERNEL_FAMILY(name) extern const KernelFamily k##name##Family;
 BATON_KERNEL_FAMILIES(BATON_DECLARE_KERNEL_FAMILY)

@@ -1,4 +1,5 @@
-// QuantizeLinear and DequantizeLinear, per tensor or per axis (issue 15):
+// QuantizeLinear and DequantizeLinear, per tensor or per axis (issue 15),
+// and DynamicQuantizeLinear (below):
 //
 //   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)
 //   DequantizeLinear: y = (x - zero_point) * scale
@@ -40,7 +41,8 @@ struct QuantLayout {
 Status CheckQuantParams(const KernelCall& call, DType quantized, QuantLayout* layout) {
   const TensorArg& x = call.inputs[0];
   const TensorArg& scale = call.inputs[1];
-  BATON_KCHECK(scale.dtype() == DType::Float32 && scale.rank() <= 1, "scale must be float32, 0-D or 1-D");
+  BATON_KCHECK(scale.dtype() == DType::Float32 && scale.rank() <= 1,
+               "scale must be float32, 0-D or 1-D");
   const TensorArg& zero_point = Input(call, 2);
   if (zero_point.present()) {
     BATON_KCHECK(zero_point.dtype() == quantized && zero_point.elements() == scale.elements(),
@@ -64,8 +66,8 @@ Status CheckQuantParams(const KernelCall& call, DType quantized, QuantLayout* la
 }
 
 template <typename Q>
-void QuantizeSlices(const QuantLayout& l, const float* x, const float* scale,
-                    const Q* zero_point, Q* y) {
+void QuantizeSlices(const QuantLayout& l, const float* x, const float* scale, const Q* zero_point,
+                    Q* y) {
   const float lo = static_cast<float>(std::numeric_limits<Q>::min());
   const float hi = static_cast<float>(std::numeric_limits<Q>::max());
   for (int64_t o = 0; o < l.outer; ++o) {
@@ -107,7 +109,8 @@ Status QuantizePrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
   const DType out = call.outputs[0].dtype();
   BATON_KCHECK(call.inputs[0].dtype() == DType::Float32, "QuantizeLinear input must be float32");
-  BATON_KCHECK(out == DType::UInt8 || out == DType::Int8, "QuantizeLinear output must be uint8 or int8");
+  BATON_KCHECK(out == DType::UInt8 || out == DType::Int8,
+               "QuantizeLinear output must be uint8 or int8");
   return CheckQuantParams(call, out, nullptr);
 }
 
@@ -132,7 +135,8 @@ Status DequantizePrepare(const KernelCall& call) {
   const DType in = call.inputs[0].dtype();
   BATON_KCHECK(in == DType::UInt8 || in == DType::Int8 || in == DType::Int32,
                "DequantizeLinear input must be uint8, int8 or int32");
-  BATON_KCHECK(call.outputs[0].dtype() == DType::Float32, "DequantizeLinear output must be float32");
+  BATON_KCHECK(call.outputs[0].dtype() == DType::Float32,
+               "DequantizeLinear output must be float32");
   return CheckQuantParams(call, in, nullptr);
 }
 
@@ -151,6 +155,48 @@ Status DequantizeEval(const KernelCall& call) {
   } else {
     DequantizeSlices(l, static_cast<const int32_t*>(x), scale, static_cast<const int32_t*>(zp), y);
   }
+  return Status::Ok();
+}
+
+// DynamicQuantizeLinear: x float32 -> y uint8 (x's shape), y_scale float32
+// and y_zero_point uint8 (one element each), with ONNX Runtime's arithmetic
+// (GetQuantizationParameter, then MlasQuantizeLinear):
+//   lo = min(min(x), 0), hi = max(max(x), 0)
+//   scale = hi == lo ? 1 : (hi - lo) / 255
+//   zero_point = round_half_even(clamp(0 - lo / scale, 0, 255))
+//   y = QuantizeLinear(x, scale, zero_point)
+Status DynamicQuantizePrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 3));
+  const TensorArg& x = call.inputs[0];
+  BATON_KCHECK(x.dtype() == DType::Float32, "DynamicQuantizeLinear input must be float32");
+  BATON_KCHECK(call.outputs[0].dtype() == DType::UInt8 && SameShape(x, call.outputs[0]),
+               "DynamicQuantizeLinear y must be uint8 of x's shape");
+  BATON_KCHECK(call.outputs[1].dtype() == DType::Float32 && call.outputs[1].elements() == 1,
+               "DynamicQuantizeLinear y_scale must be one float32");
+  BATON_KCHECK(call.outputs[2].dtype() == DType::UInt8 && call.outputs[2].elements() == 1,
+               "DynamicQuantizeLinear y_zero_point must be one uint8");
+  return Status::Ok();
+}
+
+Status DynamicQuantizeEval(const KernelCall& call) {
+  const float* x = call.inputs[0].f32();
+  const int64_t n = call.inputs[0].elements();
+  float lo = 0.0f, hi = 0.0f;  // the range always includes zero
+  for (int64_t i = 0; i < n; ++i) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  float z = 0.0f - lo / scale;
+  z = z == z ? z : 0.0f;  // an infinite range
+  z = z < 0.0f ? 0.0f : z;
+  z = z > 255.0f ? 255.0f : z;
+  const uint8_t zero_point = static_cast<uint8_t>(static_cast<int32_t>(RoundHalfEven(z)));
+  *call.outputs[1].f32() = scale;
+  *static_cast<uint8_t*>(call.outputs[2].data) = zero_point;
+  QuantLayout l;
+  l.inner = n;
+  QuantizeSlices(l, x, &scale, &zero_point, static_cast<uint8_t*>(call.outputs[0].data));
   return Status::Ok();
 }
 
@@ -187,6 +233,8 @@ constexpr KernelEntry kQuantEntries[] = {
     {Op::QLinearLookup, kAllDeviceKinds, LookupPrepare, LookupEval, nullptr},
     {Op::QuantizeLinear, kAllDeviceKinds, QuantizePrepare, QuantizeEval, nullptr},
     {Op::DequantizeLinear, kAllDeviceKinds, DequantizePrepare, DequantizeEval, nullptr},
+    {Op::DynamicQuantizeLinear, kAllDeviceKinds, DynamicQuantizePrepare, DynamicQuantizeEval,
+     nullptr},
 };
 BATON_KERNEL_FAMILY(Quant, kQuantEntries);
 
