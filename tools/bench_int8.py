@@ -68,7 +68,6 @@ def time_baton(tool, plan, inputs, out_dir, repeat, isa):
 def torch_worker(name, inp, repeat):
     """Runs in a subprocess: prints a JSON list of per-inference times in ms
     of torch's quantized `name` (make_quant_models's, qnnpack, one thread)."""
-    import time
     import torch
     sys.path.insert(0, os.path.join(ROOT, "tests", "quant"))
     import make_quant_models as mqm
@@ -81,13 +80,7 @@ def torch_worker(name, inp, repeat):
         raise SystemExit(f"{name}: not a torch case of make_quant_models.py")
     torch.backends.quantized.engine = "qnnpack"
     x = torch.from_numpy(np.load(inp))
-    times = []
-    with torch.no_grad():
-        model(x)  # warm-up
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            model(x)
-            times.append((time.perf_counter() - t0) * 1e3)
+    times = bench_vs_torch.time_module(model, x, repeat)
     print(json.dumps({"times": times, "version": torch.__version__}))
 
 

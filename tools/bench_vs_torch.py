@@ -141,11 +141,18 @@ def export(name, out_dir, size):
 def torch_worker(name, inp, repeat, size):
     """Runs in a subprocess (so the ISA caps apply from the start): prints
     a JSON list of per-inference times in ms."""
-    import time
     import torch
     torch.set_num_threads(1)
     model, _ = build_torch_model(name, size)
     x = torch.from_numpy(np.load(inp))
+    print(json.dumps({"times": time_module(model, x, repeat), "version": torch.__version__}))
+
+
+def time_module(model, x, repeat):
+    """Per-inference times in ms of `repeat` runs of torch module `model` on
+    x, after one warm-up run (also bench_int8.py's torch column)."""
+    import time
+    import torch
     times = []
     with torch.no_grad():
         model(x)  # warm-up
@@ -153,7 +160,7 @@ def torch_worker(name, inp, repeat, size):
             t0 = time.perf_counter()
             model(x)
             times.append((time.perf_counter() - t0) * 1e3)
-    print(json.dumps({"times": times, "version": torch.__version__}))
+    return times
 
 
 def time_torch(name, inp, repeat, isa, size):
