@@ -1194,7 +1194,8 @@ Check FuseQLinearConcat(Graph* graph) {
     }
     const auto y_params = params(q.inputs[1], internal::HasInput(q, 2) ? q.inputs[2] : -1);
     std::vector<int> inputs;
-    for (const DqSource& x : operands) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const DqSource& x = operands[i];
       if (params(x.scale, x.zero) == y_params) {
         inputs.push_back(x.q);
         continue;
@@ -1203,7 +1204,8 @@ Check FuseQLinearConcat(Graph* graph) {
       requant.x = x;
       const std::optional<std::vector<uint8_t>> table = LookupTable(*graph, requant, qn);
       if (!table) return Fail("node '" + concat.name + "': cannot requantize an operand");
-      const std::string base = concat.name + "_" + graph->tensors[x.q].name + "_requant";
+      // Per operand position: Concat(x, x) requantizes x twice.
+      const std::string base = concat.name + "_requant" + std::to_string(i);
       Node lookup;
       lookup.op = "QLinearLookup";
       lookup.name = base;

@@ -827,6 +827,17 @@ TEST(FuseQLinearTest, MaxPoolAndConcatRunOnBytes) {
     EXPECT_EQ(table[129], 128);  // 0.5 -> 0
     EXPECT_EQ(table[131], 130);  // 1.5 -> 2
   }
+  {  // the same operand twice (torch.cat([x, x])): one table per position
+    QdqGroup g("Conv");
+    g.b.F32("s2", {}, {0.25f});
+    g.b.Add("QuantizeLinear", "qx2", {"x", "s2", "z"}, {"xq2"});
+    g.b.Add("DequantizeLinear", "dqx2", {"xq2", "s2", "z"}, {"xd2"});
+    g.b.Add("Concat", "cat", {"xd2", "xd2"}, {"c"}, {{"axis", IntAttr(1)}});
+    g.b.Add("QuantizeLinear", "qy", {"c", "s", "z"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear QuantizeLinear QLinearLookup QLinearLookup Concat");
+  }
 }
 
 }  // namespace
