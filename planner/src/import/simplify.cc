@@ -755,6 +755,48 @@ Check FuseQLinearPool(Graph* graph, int qn, int pool) {
   return Check();
 }
 
+// A QuantizeLinear node with one constant scale and (if any) one constant
+// zero point: the output side of every per-tensor fusion below.
+bool IsPerTensorQuantize(const Graph& graph, const Node& q) {
+  const auto scalar_constant = [&graph](int t) {
+    return IsConstant(graph, t) && graph.tensors[t].elements() == 1;
+  };
+  return q.op == "QuantizeLinear" && q.inputs.size() >= 2 && q.outputs.size() == 1 &&
+         q.inputs[0] >= 0 && scalar_constant(q.inputs[1]) &&
+         (!internal::HasInput(q, 2) || scalar_constant(q.inputs[2]));
+}
+
+// The value of zero point tensor `t` (0 when absent: -1), or nullopt when
+// it is not one element.
+std::optional<int64_t> ZeroPointValue(const Graph& graph, int t) {
+  if (t < 0) return int64_t{0};
+  std::optional<int64_t> v;
+  internal::VisitDType(graph.tensors[t].dtype, [&](auto zero) {
+    const auto values = internal::Values<decltype(zero)>(graph.tensors[t]);
+    if (values.size() == 1) v = static_cast<int64_t>(values[0]);
+  });
+  return v;
+}
+
+// QuantizeLinear node `q` applied to the one float `value` (the host
+// evaluator's arithmetic, as the kernel's): its output byte, or nullopt.
+std::optional<uint8_t> QuantizeOne(const Graph& graph, const Node& q, float value) {
+  Tensor x;
+  x.dtype = DType::Float32;
+  x.shape_known = true;
+  x.data.resize(sizeof(float));
+  std::memcpy(x.data.data(), &value, sizeof(float));
+  Tensor y;
+  y.dtype = graph.tensors[q.outputs[0]].dtype;
+  y.shape_known = true;
+  std::vector<const Tensor*> inputs = {&x};
+  for (size_t i = 1; i < q.inputs.size(); ++i) {
+    inputs.push_back(q.inputs[i] >= 0 ? &graph.tensors[q.inputs[i]] : nullptr);
+  }
+  if (!internal::EvaluateNode(q, inputs, {&y}).ok() || y.data.size() != 1) return std::nullopt;
+  return y.data[0];
+}
+
 // DequantizeLinear(x) -> Flatten | Reshape | Squeeze | Unsqueeze | Transpose
 // | Slice | Pad | Resize (nearest) | MaxPool | GlobalMaxPool -> QuantizeLinear
 // with the same dtype, scale and zero point on both sides => the op on the
@@ -776,19 +818,10 @@ Check DropQdqAround(Graph* graph, int qn, int op_node) {
   const float xs = graph->tensors[x->scale].FloatData()[0];
   const float ys = graph->tensors[q.inputs[1]].FloatData()[0];
   if (!(xs == ys) || !(xs >= 1e-30f && xs <= 1e30f)) return Check();
-  // A zero point's value (0 when absent; a non-scalar never matches).
-  const auto zero_of = [graph](int t) -> std::optional<int64_t> {
-    if (t < 0) return int64_t{0};
-    std::optional<int64_t> v;
-    internal::VisitDType(graph->tensors[t].dtype, [&](auto zero) {
-      const auto values = internal::Values<decltype(zero)>(graph->tensors[t]);
-      if (values.size() == 1) v = static_cast<int64_t>(values[0]);
-    });
-    return v;
-  };
   const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
   if (y_zero >= 0 && graph->tensors[y_zero].dtype != dtype) return Check();
-  const std::optional<int64_t> xz = zero_of(x->zero), yz = zero_of(y_zero);
+  const std::optional<int64_t> xz = ZeroPointValue(*graph, x->zero);
+  const std::optional<int64_t> yz = ZeroPointValue(*graph, y_zero);
   if (!xz || !yz || *xz != *yz) return Check();
   Node moved = op;
   moved.inputs[0] = x->q;
@@ -803,23 +836,21 @@ Check DropQdqAround(Graph* graph, int qn, int op_node) {
       c = v.FloatData()[0];
     }
     if (!(c == c)) return Check();
-    const float lo = dtype == DType::UInt8 ? 0.0f : -128.0f;
-    const float hi = dtype == DType::UInt8 ? 255.0f : 127.0f;
-    const float r = std::nearbyint(c / ys) + static_cast<float>(*yz);
-    const auto fill = static_cast<int>(std::min(hi, std::max(lo, r)));
+    const std::optional<uint8_t> fill = QuantizeOne(*graph, q, c);
+    if (!fill) return Check();
     if (internal::HasInput(op, 1)) {
       Tensor t;
       t.name = UniqueTensorName(*graph, op.name + "_fill");
       t.dtype = dtype;
       t.shape_known = true;
       t.is_constant = true;
-      t.data = {static_cast<uint8_t>(fill)};
+      t.data = {*fill};
       moved.inputs.resize(std::max<size_t>(moved.inputs.size(), 3), -1);
       moved.inputs[2] = graph->AddTensor(std::move(t));
     } else {
       Attr value;
       value.kind = Attr::Kind::kFloat;
-      value.f = static_cast<float>(fill);
+      value.f = static_cast<float>(dtype == DType::Int8 ? static_cast<int8_t>(*fill) : *fill);
       moved.attrs["value"] = value;
     }
   }
@@ -978,14 +1009,7 @@ int AddTable(Graph* graph, const std::string& base, DType dtype, std::vector<uin
 // QuantizeLinear.
 Check FuseQLinearLookup(Graph* graph, int qn) {
   const Node& q = graph->nodes[qn];
-  const auto scalar_constant = [graph](int t) {
-    return IsConstant(*graph, t) && graph->tensors[t].elements() == 1;
-  };
-  if (q.op != "QuantizeLinear" || q.inputs.size() < 2 || q.outputs.size() != 1 ||
-      q.inputs[0] < 0 || !scalar_constant(q.inputs[1]) ||
-      (internal::HasInput(q, 2) && !scalar_constant(q.inputs[2]))) {
-    return Check();
-  }
+  if (!IsPerTensorQuantize(*graph, q)) return Check();
   const DType y_dtype = graph->tensors[q.outputs[0]].dtype;
   if (y_dtype != DType::UInt8 && y_dtype != DType::Int8) return Check();
   const std::vector<int> producer = graph->Producers();
@@ -1025,12 +1049,8 @@ Check FuseQLinearLookup(Graph* graph, int qn) {
 // RemoveUnread take the rest).
 Check FuseQLinearGroupAt(Graph* graph, int qn) {
   const Node& q = graph->nodes[qn];
-  if (q.op != "QuantizeLinear" || q.inputs.size() < 2 || q.outputs.size() != 1 ||
-      q.inputs[0] < 0 || !IsConstant(*graph, q.inputs[1]) ||
-      graph->tensors[q.inputs[1]].elements() != 1 ||
-      (internal::HasInput(q, 2) && !IsConstant(*graph, q.inputs[2]))) {
-    return Check();
-  }
+  // (A zero point has its scale's shape: shape inference checked it.)
+  if (!IsPerTensorQuantize(*graph, q)) return Check();
   const std::vector<int> producer = graph->Producers();
   int op_out = q.inputs[0];
   int p = producer[op_out];
@@ -1148,13 +1168,7 @@ Check FuseQLinearConcat(Graph* graph) {
     float s = graph->tensors[scale].FloatData()[0];
     uint32_t bits;
     std::memcpy(&bits, &s, sizeof bits);
-    int64_t z = 0;
-    if (zero >= 0) {
-      internal::VisitDType(graph->tensors[zero].dtype, [&](auto v) {
-        z = static_cast<int64_t>(internal::Values<decltype(v)>(graph->tensors[zero])[0]);
-      });
-    }
-    return std::make_pair(bits, z);
+    return std::make_pair(bits, ZeroPointValue(*graph, zero));
   };
   std::vector<Node> nodes;
   nodes.reserve(graph->nodes.size());
@@ -1168,19 +1182,13 @@ Check FuseQLinearConcat(Graph* graph) {
     // Copies: the DequantizeLinear nodes before `c` are still read.
     const Node& concat = graph->nodes[c];
     const int out = concat.outputs.size() == 1 ? concat.outputs[0] : -1;
-    if (concat.op != "Concat" || out < 0 || IsGraphOutput(*graph, out) ||
-        consumers[out].size() != 1) {
+    if (out < 0 || IsGraphOutput(*graph, out) || consumers[out].size() != 1) {
       nodes.push_back(concat);
       continue;
     }
     const int qn = consumers[out][0];
     const Node& q = graph->nodes[qn];
-    const auto scalar_constant = [graph](int t) {
-      return IsConstant(*graph, t) && graph->tensors[t].elements() == 1;
-    };
-    bool ok = q.op == "QuantizeLinear" && q.inputs.size() >= 2 && q.inputs[0] == out &&
-              q.outputs.size() == 1 && scalar_constant(q.inputs[1]) &&
-              (!internal::HasInput(q, 2) || scalar_constant(q.inputs[2]));
+    bool ok = IsPerTensorQuantize(*graph, q) && q.inputs[0] == out;
     const DType dtype = ok ? graph->tensors[q.outputs[0]].dtype : DType::Float32;
     std::vector<DqSource> operands;
     for (size_t i = 0; ok && i < concat.inputs.size(); ++i) {

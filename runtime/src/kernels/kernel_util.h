@@ -26,6 +26,9 @@ namespace kernels {
 
 inline bool IsF32(const TensorArg& t) { return t.present() && t.dtype() == DType::Float32; }
 
+// uint8 or int8: a quantized 8-bit dtype.
+inline bool IsQ8(DType t) { return t == DType::UInt8 || t == DType::Int8; }
+
 // The i-th input, or an absent argument when the node has fewer inputs.
 inline const TensorArg& Input(const KernelCall& call, uint32_t i) {
   static constexpr TensorArg kAbsent{};

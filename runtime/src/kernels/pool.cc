@@ -24,7 +24,7 @@ Status CheckPoolDTypes(const KernelCall& call, bool max) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 1, 1, 1));
   const DType d = call.inputs[0].dtype();
   BATON_KCHECK(call.outputs[0].dtype() == d, "pool input and output dtypes differ");
-  BATON_KCHECK(d == DType::Float32 || (max && (d == DType::UInt8 || d == DType::Int8)),
+  BATON_KCHECK(d == DType::Float32 || (max && IsQ8(d)),
                "pool dtype must be float32 (max pools: also uint8, int8)");
   return Status::Ok();
 }

@@ -44,8 +44,6 @@ inline constexpr int64_t kQBlockBytes = 64 * 1024;
 // Outputs requantized at a time (int32 accumulators on the stack).
 inline constexpr int64_t kQChunk = 64;
 
-inline bool IsQ8(DType t) { return t == DType::UInt8 || t == DType::Int8; }
-
 // The flip that maps an 8-bit dtype's bytes onto [0, 255] in order.
 inline uint8_t FlipOf(DType t) { return t == DType::Int8 ? 0x80 : 0; }
 

@@ -41,7 +41,7 @@ struct Q8 {
 Status CheckQPoolInputs(const KernelCall& call, Q8* out) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 5, 5, 1));
   const DType t = call.inputs[0].dtype();
-  BATON_KCHECK(t == DType::UInt8 || t == DType::Int8, "x must be uint8 or int8");
+  BATON_KCHECK(IsQ8(t), "x must be uint8 or int8");
   BATON_KCHECK(call.outputs[0].dtype() == t, "y must have x's dtype");
   for (uint32_t i = 1; i < 5; ++i) {
     const TensorArg& a = call.inputs[i];

@@ -109,8 +109,7 @@ Status QuantizePrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
   const DType out = call.outputs[0].dtype();
   BATON_KCHECK(call.inputs[0].dtype() == DType::Float32, "QuantizeLinear input must be float32");
-  BATON_KCHECK(out == DType::UInt8 || out == DType::Int8,
-               "QuantizeLinear output must be uint8 or int8");
+  BATON_KCHECK(IsQ8(out), "QuantizeLinear output must be uint8 or int8");
   return CheckQuantParams(call, out, nullptr);
 }
 
@@ -133,7 +132,7 @@ Status QuantizeEval(const KernelCall& call) {
 Status DequantizePrepare(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
   const DType in = call.inputs[0].dtype();
-  BATON_KCHECK(in == DType::UInt8 || in == DType::Int8 || in == DType::Int32,
+  BATON_KCHECK(IsQ8(in) || in == DType::Int32,
                "DequantizeLinear input must be uint8, int8 or int32");
   BATON_KCHECK(call.outputs[0].dtype() == DType::Float32,
                "DequantizeLinear output must be float32");
@@ -207,8 +206,7 @@ Status LookupPrepare(const KernelCall& call) {
   const TensorArg& x = call.inputs[0];
   const TensorArg& table = call.inputs[1];
   const TensorArg& y = call.outputs[0];
-  const auto is8 = [](DType d) { return d == DType::UInt8 || d == DType::Int8; };
-  BATON_KCHECK(is8(x.dtype()) && is8(y.dtype()) && table.dtype() == y.dtype(),
+  BATON_KCHECK(IsQ8(x.dtype()) && IsQ8(y.dtype()) && table.dtype() == y.dtype(),
                "QLinearLookup: x, table and y must be uint8 or int8, table as y");
   BATON_KCHECK(table.elements() == 256, "QLinearLookup table must have 256 elements");
   BATON_KCHECK(y.elements() == x.elements(), "QLinearLookup output size mismatch");

@@ -44,7 +44,7 @@ Status ResizePrepare(const KernelCall& call) {
   const TensorArg& x = call.inputs[0];
   const TensorArg& y = call.outputs[0];
   const schema::PoolParams* p = call.node->params_as_PoolParams();
-  const bool bytes = x.dtype() == DType::UInt8 || x.dtype() == DType::Int8;
+  const bool bytes = IsQ8(x.dtype());
   BATON_KCHECK(y.dtype() == x.dtype() && (x.dtype() == DType::Float32 ||
                                           (bytes && p != nullptr && !p->ceil_mode())),
                "Resize dtype must be float32 (nearest: also uint8, int8), x and y alike");
