@@ -11,7 +11,7 @@ whether --auto-time-limit cut the search short. Each cell is the median of
 time counts whatever else shares the cores.
 
 usage: bench_planner.py BATON OUT_DIR [--models big500,big5000,mobilenet_v2]
-                        [--targets soc4,twin_npu,imx8mp] [--repeat N] [-- EXTRA PLAN ARGS]
+                        [--targets soc4,twin_npu_f32,imx8mp_f32] [--repeat N] [-- EXTRA PLAN ARGS]
 """
 import argparse
 import json
@@ -57,7 +57,7 @@ def main():
     ap.add_argument("baton")
     ap.add_argument("out")
     ap.add_argument("--models", default="big500,big5000,mobilenet_v2")
-    ap.add_argument("--targets", default="soc4,twin_npu,imx8mp")
+    ap.add_argument("--targets", default="soc4,twin_npu_f32,imx8mp_f32")
     ap.add_argument("--repeat", type=int, default=1)
     # Everything after `--` goes to `baton plan` (argparse alone rejects
     # options there).

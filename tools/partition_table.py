@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = {
     "soc4": ["--assign", "Conv=npu0", "--assign", "Add=npu0",
              "--assign", "GlobalAveragePool=gpu0", "--assign", "Gemm=dsp0"],
-    "twin_npu": ["--assign", "Conv=npu0", "--assign", "Add=npu1", "--assign", "Gemm=npu1"],
-    "imx8mp": ["--assign", "Conv=vip8000", "--assign", "Add=gc7000ul",
+    "twin_npu_f32": ["--assign", "Conv=npu0", "--assign", "Add=npu1", "--assign", "Gemm=npu1"],
+    "imx8mp_f32": ["--assign", "Conv=vip8000", "--assign", "Add=gc7000ul",
                "--assign", "Gemm=hifi4", "--assign", "Softmax=hifi4"],
 }
 MODELS = ["mobilenet_v2", "resnet18", "squeezenet1_1", "mobilenet_v3_small",

@@ -49,8 +49,8 @@ RULESETS=(
   "soc4_plain|soc4.json|"
   "soc4_demo|soc4.json|--assign Conv=npu0 --assign Add=npu0 --assign GlobalAveragePool=gpu0 --assign Gemm=dsp0 --in-flight 3"
   "soc4_gpu|soc4.json|--assign Conv=gpu0 --assign Relu=gpu0 --assign Clip=gpu0 --assign Gemm=dsp0 --in-flight 2"
-  "twin_npu|twin_npu.json|--assign Conv=npu0 --assign Conv#1=npu1 --assign Conv#3=npu1 --assign Gemm=npu1 --in-flight 2"
-  "imx8mp|imx8mp.json|--assign Conv=vip8000 --assign Add=gc7000ul --assign Gemm=hifi4 --assign Softmax=hifi4 --in-flight 2"
+  "twin_npu_f32|twin_npu_f32.json|--assign Conv=npu0 --assign Conv#1=npu1 --assign Conv#3=npu1 --assign Gemm=npu1 --in-flight 2"
+  "imx8mp_f32|imx8mp_f32.json|--assign Conv=vip8000 --assign Add=gc7000ul --assign Gemm=hifi4 --assign Softmax=hifi4 --in-flight 2"
 )
 
 plan_one() {  # case-name model-file

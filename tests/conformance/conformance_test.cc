@@ -198,11 +198,11 @@ TEST_P(AutoPlans, MatchTorchAndTheCpuPlan) {
 INSTANTIATE_TEST_SUITE_P(
     Torchvision, AutoPlans,
     ::testing::Values(AutoCase{{"mobilenet_v2", 224}, "soc4"},
-                      AutoCase{{"resnet18", 96}, "twin_npu"},
-                      AutoCase{{"squeezenet1_1", 96}, "imx8mp"},
+                      AutoCase{{"resnet18", 96}, "twin_npu_f32"},
+                      AutoCase{{"squeezenet1_1", 96}, "imx8mp_f32"},
                       AutoCase{{"googlenet", 96}, "soc4"},
-                      AutoCase{{"mobilenet_v3_small", 96}, "twin_npu"},
-                      AutoCase{{"efficientnet_b0", 96}, "imx8mp"}),
+                      AutoCase{{"mobilenet_v3_small", 96}, "twin_npu_f32"},
+                      AutoCase{{"efficientnet_b0", 96}, "imx8mp_f32"}),
     [](const ::testing::TestParamInfo<AutoCase>& param_info) {
       return std::string(param_info.param.model.name) + "_" + param_info.param.target;
     });

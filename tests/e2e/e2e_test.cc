@@ -85,8 +85,8 @@ TEST(EndToEnd, HeterogeneousMatchesSingleCpu) {
       {"soc4", {"Conv=npu0", "Sigmoid=gpu0", "MaxPool=gpu0", "Gemm=dsp0", "Softmax=dsp0", "Add=dsp0",
                 "MatMul=gpu0", "Tanh=dsp0", "AveragePool=npu0", "Concat=gpu0"}},
       {"soc4", {"Conv=gpu0", "Relu=npu0", "Add=npu0", "GlobalAveragePool=dsp0", "Mul=dsp0"}},
-      {"twin_npu", {"Conv=npu0", "Conv#1=npu1", "Conv#3=npu1", "Add=npu1", "Gemm=npu1"}},
-      {"imx8mp", {"Conv=vip8000", "Sigmoid=gc7000ul", "Gemm=hifi4", "Softmax=hifi4", "Add=hifi4"}},
+      {"twin_npu_f32", {"Conv=npu0", "Conv#1=npu1", "Conv#3=npu1", "Add=npu1", "Gemm=npu1"}},
+      {"imx8mp_f32", {"Conv=vip8000", "Sigmoid=gc7000ul", "Gemm=hifi4", "Softmax=hifi4", "Add=hifi4"}},
   };
   for (const GraphCase& c : Cases()) {
     std::string reference = PlanBytes({GraphPath(c.name)});

@@ -175,7 +175,7 @@ TEST(Pipeline, SharedSlotsGiveEveryInferenceItsOwnResult) {
 // them (PlanBytes validates the plan for every stream length it unrolls).
 TEST(Pipeline, NoOrderThroughTheNextInference) {
   for (int depth : {2, 3}) {
-    std::string bytes = PlanBytes(PlanSpec(GraphPath("passthrough"), "imx8mp",
+    std::string bytes = PlanBytes(PlanSpec(GraphPath("passthrough"), "imx8mp_f32",
                                            {"Conv=vip8000", "Add=gc7000ul", "Sigmoid=hifi4"}, {}, depth));
     ASSERT_FALSE(bytes.empty());
     Runner r(bytes);

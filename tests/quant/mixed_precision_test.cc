@@ -1,12 +1,14 @@
 // Mixed float/int8 plans (issue 15): torch-quantized QDQ models (the cases
 // tests/quant/make_quant_models.py writes, with ONNX Runtime's outputs) on
 //  - imx93: a Cortex-A55 CPU and an Ethos-U65 that takes only uint8/int8;
+//  - imx8mp: an int8-only NPU on shared DDR next to a float GPU and DSP;
+//  - twin_npu: two int8-only NPUs, each behind its own SRAM and DMA engine;
 //  - soc4: an NPU behind its own SRAM and DMA engine, float32 and int8.
 // Placed by rules and by --auto. Every plan goes through the independent
 // validator and the runtime's loader (PlanBytes). Checked here from the plan
 // bytes alone: no node on an int8-only device reads or writes a non-constant
-// tensor that is not 8-bit, the int8 device does get work, copies appear
-// where memory changes, and the outputs equal the single-CPU plan's and
+// tensor that is not 8-bit, every NPU under test does get work, copies
+// appear where memory changes, and the outputs equal the single-CPU plan's and
 // ONNX Runtime's (quant.models_match_ort holds the CPU plan to ORT too).
 
 #include <gtest/gtest.h>
@@ -71,8 +73,10 @@ Tensors RunOnce(Runner* runner, const std::string& model) {
 struct MixedCase {
   std::string model;
   std::string target;
-  std::string device;  // the NPU under test
+  std::vector<std::string> devices;  // the NPUs under test
+  std::string fallback;              // the target's CPU
   bool int8_only;
+  bool own_memory;  // the NPUs have their own memory: copies expected
   bool auto_partition;
   std::vector<std::string> rules;
 };
@@ -87,6 +91,13 @@ const std::vector<std::string> kImx93Rules = {
     "QLinearConv=ethos_u65", "QLinearAdd=ethos_u65", "QLinearMatMul=ethos_u65",
     // Float ops a rule sends to the int8-only NPU fall back to the CPU.
     "GlobalAveragePool=ethos_u65", "Flatten=ethos_u65", "DequantizeLinear=ethos_u65"};
+const std::vector<std::string> kImx8mpRules = {
+    "QLinearConv=vip8000", "QLinearAdd=vip8000", "QLinearMatMul=vip8000",
+    "DequantizeLinear=vip8000", "GlobalAveragePool=gc7000ul"};
+// The first two convolutions on npu0, the rest on npu1: a two-NPU pipeline.
+const std::vector<std::string> kTwinNpuRules = {
+    "QLinearConv=npu1", "QLinearConv#0=npu0", "QLinearConv#1=npu0", "QLinearAdd=npu1",
+    "QLinearMatMul=npu1", "GlobalAveragePool=npu1", "DequantizeLinear=npu1"};
 const std::vector<std::string> kSoc4Rules = {"QLinearConv=npu0", "QLinearAdd=npu0",
                                              "GlobalAveragePool=npu0"};
 
@@ -106,20 +117,23 @@ TEST_P(MixedPrecision, PlansValidatesAndMatches) {
 
   Runner runner(bytes);
   ASSERT_TRUE(runner.ok());
-  const Placement placement = Inspect(runner.view(), c.device);
-  EXPECT_GT(placement.on_device, 0) << "nothing placed on " << c.device;
-  if (c.int8_only) {
-    EXPECT_TRUE(placement.not_int8.empty())
-        << placement.not_int8.size() << " tensors of another dtype on " << c.device
-        << ", first: " << placement.not_int8.front();
-    if (!c.auto_partition) {
-      // The float ops the rules named fell back to the CPU.
-      bool fell_back = false;
-      for (const auto& f : program.fallbacks) fell_back |= f.placed == "a55";
-      EXPECT_TRUE(fell_back);
+  for (const std::string& device : c.devices) {
+    const Placement placement = Inspect(runner.view(), device);
+    EXPECT_GT(placement.on_device, 0) << "nothing placed on " << device;
+    if (c.int8_only) {
+      EXPECT_TRUE(placement.not_int8.empty())
+          << placement.not_int8.size() << " tensors of another dtype on " << device
+          << ", first: " << placement.not_int8.front();
     }
-  } else {
-    EXPECT_GT(placement.copies, 0) << c.device << " has its own memory: copies expected";
+    if (c.own_memory) {
+      EXPECT_GT(placement.copies, 0) << device << " has its own memory: copies expected";
+    }
+  }
+  if (c.int8_only && !c.auto_partition) {
+    // The float ops the rules named fell back to the CPU.
+    bool fell_back = false;
+    for (const auto& f : program.fallbacks) fell_back |= f.placed == c.fallback;
+    EXPECT_TRUE(fell_back);
   }
 
   Tensors got = RunOnce(&runner, c.model);
@@ -141,12 +155,21 @@ TEST_P(MixedPrecision, PlansValidatesAndMatches) {
 
 std::vector<MixedCase> Cases() {
   std::vector<MixedCase> cases;
+  const std::vector<std::string> u65 = {"ethos_u65"}, vip = {"vip8000"}, twin = {"npu0", "npu1"};
   for (const char* m : {"mobilenet_v2", "resnet18", "ds_cnn_kws", "mobilenet_v1_025_vww"}) {
-    cases.push_back({m, "imx93", "ethos_u65", true, false, kImx93Rules});
+    cases.push_back({m, "imx93", u65, "a55", true, false, false, kImx93Rules});
     // resnet18's --auto search takes 27 s (minutes under ASan): the other
     // three cover it.
-    if (std::string(m) != "resnet18") cases.push_back({m, "imx93", "ethos_u65", true, true, {}});
-    cases.push_back({m, "soc4", "npu0", false, false, kSoc4Rules});
+    if (std::string(m) != "resnet18") {
+      cases.push_back({m, "imx93", u65, "a55", true, false, true, {}});
+    }
+    cases.push_back({m, "soc4", {"npu0"}, "cpu0", false, true, false, kSoc4Rules});
+  }
+  for (const char* m : {"mobilenet_v2", "ds_cnn_kws"}) {
+    cases.push_back({m, "imx8mp", vip, "a53", true, false, false, kImx8mpRules});
+    cases.push_back({m, "imx8mp", vip, "a53", true, false, true, {}});
+    cases.push_back({m, "twin_npu", twin, "cpu0", true, true, false, kTwinNpuRules});
+    cases.push_back({m, "twin_npu", twin, "cpu0", true, true, true, {}});
   }
   return cases;
 }

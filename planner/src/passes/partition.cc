@@ -401,7 +401,7 @@ class Search {
     // The best few contiguous pipelines are always candidates too: the
     // model's bound ranks interleaved assignments first, whose device
     // crossings inside each stage can leave the simulated pipeline far below
-    // that bound (mobilenet_v2 on twin_npu: bound 214/s, simulated 155/s),
+    // that bound (mobilenet_v2 on twin_npu_f32: bound 214/s, simulated 155/s),
     // while a contiguous pipeline's stages reach theirs.
     std::stable_sort(contiguous_.begin(), contiguous_.end(),
                      [this](const Candidate& a, const Candidate& b) { return Better(a.eval, b.eval); });
