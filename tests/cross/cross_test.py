@@ -174,8 +174,11 @@ def cmd_images(args):
             if onnx is None or (kind == "float" and not args.float):
                 continue
             name = "%s-%s" % (kind, model)
-            lines.append("%s %s %s %s" % (name, os.path.join(args.cases, model, onnx),
-                                          args.target_json, inputs))
+            # The int8 images place the integer ops by --assign (an int8-only
+            # NPU queue); the float images are measured on the CPU alone.
+            assign = " assign:" + args.assign if kind == "int8" and args.assign else ""
+            lines.append("%s %s %s%s %s" % (name, os.path.join(args.cases, model, onnx),
+                                            args.target_json, assign, inputs))
             images.append((model, kind, name))
     os.makedirs(args.build, exist_ok=True)
     listing = os.path.join(args.build, "firmware_images.txt")
@@ -208,6 +211,19 @@ def cmd_images(args):
                              for k, v in macros.items() if k.endswith("_ARENA_BYTES")}
             row["input_bytes"] = sum(np.load(os.path.join(d, "inputs", f)).nbytes
                                      for f in os.listdir(os.path.join(d, "inputs")))
+        if kind == "int8" and args.assign:
+            # Every device a rule names must run part of the plan.
+            plan = json.loads(run([args.tool, "inspect", "--json", os.path.join(d, "plan.baton")],
+                                  stdout=subprocess.PIPE).stdout)
+            row["nodes_per_queue"] = {}
+            for node in plan["nodes"]:
+                q = row["nodes_per_queue"]
+                q[node["queue"]] = q.get(node["queue"], 0) + 1
+            for rule in args.assign.split(","):
+                device = rule.split("=")[-1]
+                if row["nodes_per_queue"].get(device, 0) == 0:
+                    print("cross_test: %s: no node on %s (rules %s)" % (name, device, args.assign))
+                    return 1
         if "error" not in row:
             row.update(elf_size(args.size, image_elf(args.build, name)))
             # Code: the ELF's .text without the embedded plan and inputs.
@@ -307,6 +323,8 @@ def main():
     images.add_argument("--tool", required=True, help="host baton")
     images.add_argument("--cases", required=True, help="make_quant_models.py's output directory")
     images.add_argument("--target-json", required=True)
+    images.add_argument("--assign", default="",
+                        help="rules for the int8 images, comma-separated PATTERN=DEVICE")
     images.add_argument("--model", nargs="+", required=True)
     images.add_argument("--size", default="arm-none-eabi-size")
     images.add_argument("--size-report", help="write the size table as JSON here")

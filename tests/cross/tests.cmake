@@ -10,7 +10,8 @@
 #                               CPU-only plan and one with a simulated NPU queue),
 #                               outputs compared with `baton run` on the host
 #   cross.cortex_m55.qemu_demo  the same on -M mps3-an547 (FPU, NPU queue, copies
-#                               between DTCM and SRAM)
+#                               between DTCM and SRAM; the float NPU of
+#                               mps3-an547-f32.json)
 #   cross.cortex_m4.int8.build  build/cross/cortex-m4 (Cortex-M4F, mps2-an386): one
 #                               firmware per MLPerf-Tiny-shaped int8 QDQ model of
 #                               tests/quant (and its float model, for size only);
@@ -20,7 +21,8 @@
 #   cross.cortex_m4.int8.qdot   baton-qdot-check in that tree under QEMU: the
 #                               core's int8 dot/tap loops (SMLAD) against plain sums
 #   cross.cortex_m55.int8.build / .<model> / .qdot  the same on mps3-an547 (the
-#                               M55 tree; MVE)
+#                               M55 tree; MVE), the integer ops placed on the
+#                               board's int8-only npu0 queue
 #   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only built
 #                               with aarch64-linux-gnu-g++, run under qemu-aarch64
 #
@@ -100,7 +102,7 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
     COMMAND ${_python} ${_cross_driver} demo --source ${PROJECT_SOURCE_DIR} --build ${_m55}
             --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m55 -D ${_werror}
             --tool $<TARGET_FILE:baton> --machine mps3-an547 --qemu ${BATON_QEMU_ARM}
-            --variant npu:${_m_targets}/mps3-an547.json:Conv=npu0,Gemm=npu0)
+            --variant npu:${_m_targets}/mps3-an547-f32.json:Conv=npu0,Gemm=npu0)
   set_tests_properties(cross.cortex_m55.qemu_demo PROPERTIES
     RESOURCE_LOCK cross_m55 TIMEOUT 900 COST 500)
 
@@ -110,13 +112,19 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
   # writes the models). Every model is held to 1 LSB and 99% equal elements
   # of ONNX Runtime (measured: all four bit-exact on both boards).
   set(_quant_cases ${CMAKE_BINARY_DIR}/quant_models)
+  # ARGN: rules for the int8 images (PATTERN=DEVICE,...), each device of
+  # which must get nodes (cross_test.py images checks the plans).
   function(_baton_int8_firmware_tests tag cpu machine tree lock)
     set(_models ds_cnn_kws mobilenet_v1_025_vww resnet8_cifar fc_autoencoder)
+    set(_assign)
+    if(ARGN)
+      set(_assign --assign ${ARGN})
+    endif()
     add_test(NAME cross.${tag}.int8.build
       COMMAND ${_python} ${_cross_driver} images --source ${PROJECT_SOURCE_DIR} --build ${tree}
               --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=${cpu} -D ${_werror}
               --tool $<TARGET_FILE:baton> --cases ${_quant_cases}
-              --target-json ${_m_targets}/${machine}.json --model ${_models}
+              --target-json ${_m_targets}/${machine}.json --model ${_models} ${_assign}
               --size ${BATON_ARM_SIZE} --size-report ${tree}/int8_sizes.json)
     set_tests_properties(cross.${tag}.int8.build PROPERTIES
       FIXTURES_REQUIRED quant_models FIXTURES_SETUP ${lock}_int8 RESOURCE_LOCK ${lock}
@@ -138,7 +146,10 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
     endforeach()
   endfunction()
   _baton_int8_firmware_tests(cortex_m4 cortex-m4 mps2-an386 ${_cross_root}/cortex-m4 cross_m4)
-  _baton_int8_firmware_tests(cortex_m55 cortex-m55 mps3-an547 ${_m55} cross_m55)
+  # On the M55 board the integer ops run on npu0, an int8-only queue with its
+  # own SRAM (Ethos-U55-like), behind copies; the M4 board has no NPU.
+  _baton_int8_firmware_tests(cortex_m55 cortex-m55 mps3-an547 ${_m55} cross_m55
+    "QLinearConv=npu0,QLinearMatMul=npu0,QLinearAdd=npu0,QLinearMul=npu0,QLinearAveragePool=npu0,QLinearGlobalAveragePool=npu0,QLinearLookup=npu0,Reshape=npu0,Flatten=npu0")
 else()
   message(STATUS "cross tests: Cortex-M skipped (need arm-none-eabi-g++/nm/size and qemu-system-arm)")
 endif()

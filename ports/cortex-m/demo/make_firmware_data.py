@@ -83,7 +83,9 @@ def write_kernel_registry(path, plan_name, plan):
     families = kernel_families()
     used = []
     for node in plan["nodes"]:
-        family = families.get(node["op"])
+        # `baton inspect --json` spells the copy op as the planner does.
+        op = "Copy" if node["op"] == "__copy" else node["op"]
+        family = families.get(op)
         if family is None:
             fail("no kernel family in %s serves op %s" % (KERNELS_DIR, node["op"]))
         if family not in used:
