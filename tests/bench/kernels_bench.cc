@@ -165,7 +165,45 @@ void RunUnary(benchmark::State& state, schema::Op op, int64_t n) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// MaxPool k x k, stride s, pads p on a c x h x w float plane stack (the
+// output size follows ceil_mode, as torchvision's googlenet and squeezenet
+// pools use it).
+void RunMaxPool(benchmark::State& state, int64_t c, int64_t hw, int k, int s, int p, bool ceil) {
+  KernelHarness h;
+  const int64_t span = hw + 2 * p - k;
+  int64_t o = (ceil ? (span + s - 1) / s : span / s) + 1;
+  if (ceil && (o - 1) * s >= hw + p) --o;
+  const int x = h.AddTensor(DType::Float32, {1, c, hw, hw});
+  const int y = h.AddTensor(DType::Float32, {1, c, o, o});
+  Fill(&h, x, 11);
+  h.SetNode(schema::Op::MaxPool, {x}, {y}, schema::Params::PoolParams,
+            [k, s, p, ceil](flatbuffers::FlatBufferBuilder& fbb) {
+              const std::vector<int32_t> kernel = {k, k}, strides = {s, s}, pads = {p, p, p, p};
+              return schema::CreatePoolParamsDirect(fbb, &kernel, &strides, &pads, nullptr, ceil,
+                                                    false)
+                  .Union();
+            });
+  if (!h.Prepare().ok()) {
+    state.SkipWithError("MaxPool prepare failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!h.Eval().ok()) state.SkipWithError("MaxPool eval failed");
+  }
+  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(c * o * o) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // ------------------------------------------------------------ single layers
+// googlenet's stem and inception-branch pools, squeezenet's first pool.
+BENCHMARK_CAPTURE(RunMaxPool, s2_64x112x112, 64, 112, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s1p1_192x28x28, 192, 28, 3, 1, 1, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_64x111x111, 64, 111, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, k2s2_64x112x112, 64, 112, 2, 2, 0, false)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Sigmoid_1204224, schema::Op::Sigmoid, 96 * 112 * 112)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Swish_1204224, schema::Op::Swish, 96 * 112 * 112)

@@ -515,6 +515,14 @@ def build_cases(np, torch):
     pool("maxpool_asym_pads", "MaxPool", (1, 2, 8, 9), [3, 2], [2, 1], [0, 1, 1, 0],
          check_torch=False)
     pool("maxpool_1d", "MaxPool", (2, 3, 11), [3], [2], [1, 1])
+    # 3-wide stride-1 windows (googlenet's inception pools) and rows no wider
+    # than the window: the kernel's whole-window pass and its edge passes.
+    pool("maxpool_3x3_s1_p1", "MaxPool", (1, 3, 9, 11), [3, 3], [1, 1], [1, 1, 1, 1])
+    pool("maxpool_3x3_s1_narrow", "MaxPool", (1, 2, 5, 3), [3, 3], [1, 1])
+    pool("maxpool_3x3_s1_p1_tiny", "MaxPool", (1, 2, 2, 2), [3, 3], [1, 1], [1, 1, 1, 1])
+    pool("maxpool_3x3_s2_p1_odd", "MaxPool", (1, 2, 6, 13), [3, 3], [2, 2], [1, 1, 1, 1],
+         ceil_mode=True)
+    pool("avgpool_3x3_s1_p1_excl", "AveragePool", (1, 3, 9, 11), [3, 3], [1, 1], [1, 1, 1, 1])
     pool("avgpool_3x3_s2_p1_excl", "AveragePool", (1, 4, 15, 15), [3, 3], [2, 2], [1, 1, 1, 1])
     pool("avgpool_3x3_s2_p1_incl", "AveragePool", (1, 4, 15, 15), [3, 3], [2, 2], [1, 1, 1, 1],
          include_pad=True)

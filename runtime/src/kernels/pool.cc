@@ -10,6 +10,7 @@
 // tap at a time over the columns where that tap is valid.
 
 #include <limits>
+#include <type_traits>
 
 #include "kernel_family.h"
 #include "kernel_util.h"
@@ -71,9 +72,65 @@ struct SumOp {
   static float Combine(float acc, float v) { return acc + v; }
 };
 
-// yr[ox] = Combine over the valid taps of window (oy, ox).
+constexpr int64_t MinI(int64_t a, int64_t b) { return a < b ? a : b; }
+constexpr int64_t MaxI(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// yr[ox] = Combine(yr[ox], xr[ox * sw + off]) for ox in [lo, hi).
+template <typename Op, typename T>
+void CombineTap(const T* __restrict xr, int64_t off, int64_t sw, int64_t lo, int64_t hi,
+                T* __restrict yr) {
+  if (sw == 1) {
+    for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = Op::Combine(yr[ox], xr[ox + off]);
+  } else {
+    for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = Op::Combine(yr[ox], xr[ox * sw + off]);
+  }
+}
+
+// y[i] = Combine(Combine(Combine(y[i], xs[S * i]), xs[S * i + 1]), xs[S * i + 2])
+// for i < n: the three taps of a window row in one pass, in the order the
+// per-tap passes take them (so the same results, NaNs and float sums
+// included). GCC vectorizes both strides.
+template <typename Op, int S, typename T>
+void CombineRow3(const T* __restrict xs, int64_t n, T* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) {
+    T acc = Op::Combine(y[i], xs[S * i]);
+    acc = Op::Combine(acc, xs[S * i + 1]);
+    y[i] = Op::Combine(acc, xs[S * i + 2]);
+  }
+}
+
+// Per window column kx < kCachedTaps, the outputs [lo, hi) whose tap kx is
+// inside the input row, and for 3-wide undilated windows of stride 1 or 2
+// (the common ones) the outputs [lo_all, hi_all) whose taps all are: the
+// same for every row, so computed once per call (each costs two divisions).
+constexpr int64_t kCachedTaps = 8;
+struct TapRanges {
+  int64_t lo[kCachedTaps] = {}, hi[kCachedTaps] = {};
+  int64_t lo_all = 0, hi_all = 0;
+  bool row3 = false;
+};
+
+TapRanges MakeTapRanges(const Window2d& g, bool row3) {
+  TapRanges r;
+  for (int64_t kx = 0; kx < g.kw && kx < kCachedTaps; ++kx) {
+    ValidRange(g.ow, g.w, g.sw, kx * g.dw - g.pl, &r.lo[kx], &r.hi[kx]);
+  }
+  r.row3 = row3 && g.kw == 3 && g.dw == 1 && (g.sw == 1 || g.sw == 2);
+  if (r.row3) {
+    r.lo_all = MaxI(r.lo[0], r.lo[2]);
+    r.hi_all = MaxI(r.lo_all, MinI(r.hi[0], r.hi[2]));
+  }
+  return r;
+}
+
+// yr[ox] = Combine over the valid taps of window (oy, ox). Outputs whose
+// taps are all inside the row take CombineRow3 where r.row3 (float pools);
+// the edges and every other window, one pass per tap.
 template <typename Op, typename T = typename Op::Type>
-void PoolRow(const Window2d& g, const T* x, int64_t oy, T* __restrict yr) {
+void PoolRow(const Window2d& g, const TapRanges& r, const T* x, int64_t oy, T* __restrict yr) {
+  // Float pools only: the 8-bit max pools keep the per-tap passes (code
+  // size on microcontrollers; they are rarely a model's hot spot).
+  constexpr bool kRow3 = std::is_same<T, float>::value;
   for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = Op::Init();
   for (int64_t ky = 0; ky < g.kh; ++ky) {
     const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
@@ -82,12 +139,27 @@ void PoolRow(const Window2d& g, const T* x, int64_t oy, T* __restrict yr) {
     for (int64_t kx = 0; kx < g.kw; ++kx) {
       const int64_t off = kx * g.dw - g.pl;
       int64_t lo, hi;
-      ValidRange(g.ow, g.w, g.sw, off, &lo, &hi);
-      if (g.sw == 1) {
-        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = Op::Combine(yr[ox], xr[ox + off]);
+      if (kx < kCachedTaps) {
+        lo = r.lo[kx];
+        hi = r.hi[kx];
       } else {
-        const int64_t sw = g.sw;
-        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = Op::Combine(yr[ox], xr[ox * sw + off]);
+        ValidRange(g.ow, g.w, g.sw, off, &lo, &hi);
+      }
+      if (kRow3 && r.row3) {
+        CombineTap<Op>(xr, off, g.sw, lo, MinI(hi, r.lo_all), yr);
+        CombineTap<Op>(xr, off, g.sw, MaxI(lo, r.hi_all), hi, yr);
+      } else {
+        CombineTap<Op>(xr, off, g.sw, lo, hi, yr);
+      }
+    }
+    if constexpr (kRow3) {
+      if (r.hi_all > r.lo_all) {
+        const T* xs = xr + r.lo_all * g.sw - g.pl;
+        if (g.sw == 1) {
+          CombineRow3<Op, 1>(xs, r.hi_all - r.lo_all, yr + r.lo_all);
+        } else {
+          CombineRow3<Op, 2>(xs, r.hi_all - r.lo_all, yr + r.lo_all);
+        }
       }
     }
   }
@@ -108,12 +180,13 @@ Status WindowPoolEval(const KernelCall& call, Finish finish) {
   BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
   const T* x = static_cast<const T*>(call.inputs[0].data);
   T* y = static_cast<T*>(call.outputs[0].data);
+  const TapRanges ranges = MakeTapRanges(g, std::is_same<T, float>::value);
   for (int64_t p = 0; p < g.n * g.c; ++p) {
     const T* xp = x + p * g.h * g.w;
     T* yp = y + p * g.oh * g.ow;
     for (int64_t oy = 0; oy < g.oh; ++oy) {
       T* yr = yp + oy * g.ow;
-      PoolRow<Op>(g, xp, oy, yr);
+      PoolRow<Op>(g, ranges, xp, oy, yr);
       finish(g, include_pad, oy, yr);
     }
   }
