@@ -253,27 +253,8 @@ Status QSoftmaxPrepare(const KernelCall& call) {
   return Status::Ok();
 }
 
-template <typename Q>
-void QSoftmaxSlices(const Q* x, Q* y, int64_t outer, int64_t len, int64_t inner, const float* e,
-                    float scale, int32_t zero_point) {
-  const int32_t hi = std::numeric_limits<Q>::max();
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      const Q* xs = x + o * len * inner + i;
-      Q* ys = y + o * len * inner + i;
-      int32_t m = xs[0];
-      for (int64_t a = 1; a < len; ++a) m = xs[a * inner] > m ? xs[a * inner] : m;
-      float sum = 0.0f;
-      for (int64_t a = 0; a < len; ++a) sum += e[m - xs[a * inner]];
-      for (int64_t a = 0; a < len; ++a) {
-        const float r = e[m - xs[a * inner]] * scale / sum;
-        const int32_t v = static_cast<int32_t>(RoundHalfEven(ClampForRounding(r))) + zero_point;
-        ys[a * inner] = static_cast<Q>(v > hi ? hi : v);
-      }
-    }
-  }
-}
-
+// One loop serves both dtypes: an int8 byte XOR 0x80 is x + 128, which keeps
+// max - x, and the result byte is the low 8 bits of y either way.
 Status QSoftmaxEval(const KernelCall& call) {
   const TensorArg& x = call.inputs[0];
   const uint32_t axis = static_cast<uint32_t>(call.node->params_as_AxisParams()->axis());
@@ -286,13 +267,30 @@ Status QSoftmaxEval(const KernelCall& call) {
   const float inv = 1.0f / *call.inputs[3].f32();
   BATON_KCHECK(inv > 0.0f && inv < 16777216.0f, "QLinearSoftmax y_scale out of range");
   const float scale = static_cast<float>(static_cast<int32_t>(inv));
-  void* y = call.outputs[0].data;
-  if (x.dtype() == DType::Int8) {
-    QSoftmaxSlices(static_cast<const int8_t*>(x.data), static_cast<int8_t*>(y), outer, len, inner,
-                   e, scale, *static_cast<const int8_t*>(call.inputs[4].data));
-  } else {
-    QSoftmaxSlices(static_cast<const uint8_t*>(x.data), static_cast<uint8_t*>(y), outer, len, inner,
-                   e, scale, *static_cast<const uint8_t*>(call.inputs[4].data));
+  const bool is_int8 = x.dtype() == DType::Int8;
+  const uint8_t flip = is_int8 ? 0x80 : 0;
+  const int32_t hi = is_int8 ? 127 : 255;
+  const int32_t zero_point = is_int8 ? *static_cast<const int8_t*>(call.inputs[4].data)
+                                     : *static_cast<const uint8_t*>(call.inputs[4].data);
+  const uint8_t* xp = static_cast<const uint8_t*>(x.data);
+  uint8_t* yp = static_cast<uint8_t*>(call.outputs[0].data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const uint8_t* xs = xp + o * len * inner + i;
+      uint8_t* ys = yp + o * len * inner + i;
+      int32_t m = 0;
+      for (int64_t a = 0; a < len; ++a) {
+        const int32_t v = xs[a * inner] ^ flip;
+        m = v > m ? v : m;
+      }
+      float sum = 0.0f;
+      for (int64_t a = 0; a < len; ++a) sum += e[m - (xs[a * inner] ^ flip)];
+      for (int64_t a = 0; a < len; ++a) {
+        const float r = e[m - (xs[a * inner] ^ flip)] * scale / sum;
+        const int32_t v = static_cast<int32_t>(RoundHalfEven(ClampForRounding(r))) + zero_point;
+        ys[a * inner] = static_cast<uint8_t>(v > hi ? hi : v);
+      }
+    }
   }
   return Status::Ok();
 }
