@@ -19,8 +19,11 @@ already holds a manifest from this exact script (several test processes may
 start it at once; the output directory is swapped in atomically).
 """
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
+import math
 import os
 import shutil
 import sys
@@ -1535,6 +1538,73 @@ def build_cases(np, torch):
         table = q8(ydt, (256,))
         y = table[x.astype(np.int64) - int(np.iinfo(xdt).min)]
         add(f"qlookup_{tag}", "QLinearLookup", [x, table], [y])
+    # ------------------------------------------------------- QLinearSoftmax
+    # ONNX Runtime's com.microsoft QLinearSoftmax (qlinear_softmax.cc): the
+    # planner's table e[d] = float(exp((shift - d) * xs)), shift * xs =
+    # max(0, logf(float(FLT_MAX / len)) - 5) (the C library's float log, as
+    # ONNX Runtime calls it; numpy's float32 log differs for some lengths),
+    # for d = max - x; then in float32: sum of e[max - x] in axis order,
+    # y = saturate(round_half_even(e[max - x] * floor(1 / ys) / sum) + yz).
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.logf.restype = ctypes.c_float
+    libm.logf.argtypes = [ctypes.c_float]
+
+    def qsoftmax_table(xs, n):
+        quotient = float(np.float32(np.finfo(f32).max) / f32(n))
+        shift = max(0.0, float(libm.logf(quotient)) - 5.0) / float(xs)
+        return np.array([math.exp((-d + shift) * float(xs)) for d in range(256)], f32)
+
+    def qsoftmax(name, x, xs, ys, yz, axis, table_fn=None):
+        dt = x.dtype
+        info = np.iinfo(dt)
+        xm = np.moveaxis(x.astype(np.int64), axis, -1)
+        table = (table_fn or qsoftmax_table)(xs, xm.shape[-1])
+        e = table[xm.max(-1, keepdims=True) - xm]
+        total = np.cumsum(e, axis=-1, dtype=f32)[..., -1:]  # sequential float32 sum
+        scale = f32(math.floor(f32(1.0) / f32(ys)))
+        r = (e * scale) / total
+        assert r.dtype == f32 and np.isfinite(r).all()
+        y = np.minimum(np.rint(r).astype(np.int64) + int(yz), info.max).astype(dt)
+        y = np.moveaxis(y, -1, axis)
+        if table_fn is None:
+            add(name, "QLinearSoftmax",
+                [x, f32(xs), np.asarray(q8(dt, ()), dt), f32(ys), np.asarray(yz, dt), table],
+                [y], dict(type="AxisParams", axis=axis))
+        return r, y
+
+    for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+        info = np.iinfo(dt)
+        # Last axis; a third of the rows one-hot (saturates: 256 / 256 + the
+        # lowest zero point is past the top).
+        x = q8(dt, (3, 6, 16))
+        x[:, ::3] = info.min
+        x[:, ::3, 5] = info.max
+        qsoftmax(f"qsoftmax_{tag}_last_saturate", x, f32(0.08), f32(1 / 256), info.min, 2)
+        # A middle axis (strided), a middle zero point, a small x scale.
+        qsoftmax(f"qsoftmax_{tag}_axis1", q8(dt, (2, 7, 3, 5)), f32(0.011), f32(1 / 255),
+                 (int(info.min) + int(info.max) + 1) // 2, 1)
+        # The first axis, a large x scale (nearly one-hot rows), length 1 rows.
+        qsoftmax(f"qsoftmax_{tag}_axis0", q8(dt, (9, 4, 3)), f32(1.7), f32(0.01), info.min + 3, 0)
+        qsoftmax(f"qsoftmax_{tag}_len1", q8(dt, (5, 1)), f32(0.1), f32(1 / 64), info.min, 1)
+        # Exact .5 ties, rounding down and up: rows of 2 and 4 equal values
+        # give floor(1 / ys) / n (ys = 1 / 255 would give floor 254: 1 / ys
+        # is 254.99998 in float).
+        for n, inv in ((2, 257), (2, 259), (4, 254), (4, 258)):
+            x = np.repeat(q8(dt, (6, 1)), n, axis=1)
+            r, _ = qsoftmax(f"qsoftmax_{tag}_ties_{n}_{inv}", x, f32(0.05), f32(1 / inv),
+                            info.min, 1)
+            assert (r - np.floor(r) == 0.5).all()
+    # Rows of 3 at x scale 0.7855 and y scale 0.004, where a table built with
+    # a double log (not ONNX Runtime's logf) changes some outputs by 1.
+    x = q8(np.uint8, (400, 3))
+    _, y = qsoftmax("qsoftmax_u8_logf", x, f32(0.7855246), f32(0.004), 0, 1)
+
+    def double_log_table(xs, n):
+        shift = max(0.0, math.log(float(f32(np.finfo(f32).max) / f32(n))) - 5.0) / float(xs)
+        return np.array([math.exp((-d + shift) * float(xs)) for d in range(256)], f32)
+
+    _, y_double = qsoftmax("", x, f32(0.7855246), f32(0.004), 0, 1, double_log_table)
+    assert (y != y_double).any()
     # MaxPool and GlobalMaxPool on uint8/int8: the maximum over the taps inside
     # the input (padding never wins, even over int8 values below zero).
     for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):

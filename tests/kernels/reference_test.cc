@@ -462,6 +462,7 @@ TEST_F(KernelRefTest, ConvInteger) { RunOps({"ConvInteger"}); }
 TEST_F(KernelRefTest, DynamicQuantizeLinear) { RunOps({"DynamicQuantizeLinear"}); }
 TEST_F(KernelRefTest, QLinearPools) { RunOps({"QLinearAveragePool", "QLinearGlobalAveragePool"}); }
 TEST_F(KernelRefTest, QLinearLookup) { RunOps({"QLinearLookup"}); }
+TEST_F(KernelRefTest, QLinearSoftmax) { RunOps({"QLinearSoftmax"}); }
 TEST_F(KernelRefTest, ConvTranspose) { RunOps({"ConvTranspose"}); }
 TEST_F(KernelRefTest, Resize) { RunOps({"Resize"}); }
 TEST_F(KernelRefTest, DepthSpace) { RunOps({"DepthToSpace", "SpaceToDepth"}); }

@@ -764,6 +764,39 @@ def lookup_case(rng):
     return "lookup_concat_maxpool", g.model(), [x], refs
 
 
+def softmax_case(rng):
+    """DequantizeLinear -> Softmax -> QuantizeLinear, which ONNX Runtime fuses
+    into com.microsoft's QLinearSoftmax and Baton into its QLinearSoftmax
+    (the same table and float arithmetic): uint8 over the last axis with the
+    usual 1/256 output scale (one-hot rows saturate at 255), int8 over a
+    middle axis with zero point -128 (saturating at 127) and uint8 over the
+    first axis, both with output scales whose 1 / scale is not an integer in
+    float (ORT floors it, so its fused and unfused outputs differ). The
+    reference is float64 numpy (the float softmax, quantized)."""
+    s = np.float32(0.125)
+    x = on_grid(rng, (2, 5, 4, 12), s, np.uint8(128), np.uint8)
+    x[:, :, 0] = np.float32(-16.0)  # rows of one large and many tiny: saturate
+    x[:, :, 0, 3] = np.float32(15.875)
+    g = GraphBuilder()
+    xin = g.add_input("x", x)
+    refs = []
+
+    def softmax(v, axis):
+        e = np.exp(v - v.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    for name, dtype, zp, axis, ys, yz in (
+            ("softmax_last_u8", np.uint8, np.uint8(128), -1, np.float32(1 / 256), np.uint8(0)),
+            ("softmax_axis1_i8", np.int8, np.int8(0), 1, np.float32(1 / 255), np.int8(-128)),
+            ("softmax_axis0_u8", np.uint8, np.uint8(128), 0, np.float32(1 / 250), np.uint8(3))):
+        xf = dequantize(quantize(x, s, zp, dtype), s, zp).astype(np.float64)
+        yf = softmax(xf, axis)
+        refs.append(dequantize(quantize(yf.astype(np.float32), ys, yz, dtype), ys, yz))
+        sm = g.node("Softmax", [g.qdq(xin, s, zp)], axis=axis)
+        g.rename_output(g.qdq(sm, ys, yz), name, yf.shape)
+    return "softmax_uint8_int8", g.model(), [x], refs
+
+
 def dynquant_ref(x, w, wz, w_scale, bias):
     """One layer of ONNX Runtime's dynamic quantization in numpy float32:
     DynamicQuantizeLinear (its arithmetic), MatMulInteger, Cast, Mul by
@@ -860,6 +893,7 @@ def helper_cases(rng):
         lookup_case(rng),
         dynquant_mlp_case(rng),
         conv_integer_case(rng),
+        softmax_case(rng),  # last: the earlier cases keep their random inputs
     ]
 
 

@@ -10,7 +10,7 @@
 #   quant.models_match_ort  tools/quant_check.py: `baton plan` (cpu target) and
 #                           `baton run` of every case, within 1 LSB and 99% equal
 #                           elements of ORT-all (the fused integer kernels;
-#                           measured: all 17 exact, pool and product ties
+#                           measured: all 18 exact, pool and product ties
 #                           included, the dynamically quantized MLP and the
 #                           ConvInteger).
 #

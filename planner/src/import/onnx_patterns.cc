@@ -322,6 +322,9 @@ class QdqBuilder {
     n.add_output(node_.output(0));
   }
 
+  // Sets INT attribute `key` of the node added last.
+  void SetLastInt(const char* key, int64_t v) { SetInt(&nodes.back(), key, v); }
+
   std::vector<onnx::NodeProto> nodes;
 
  private:
@@ -395,6 +398,14 @@ std::vector<onnx::NodeProto> LowerQLinear(const GraphIndex& ix, std::set<std::st
                            : op == "QLinearAveragePool"      ? "AveragePool"
                                                              : "GlobalAveragePool";
     b.Quantize(b.Op(float_op, {x}, {"channels_last"}), b.In(3), b.In(4));
+  } else if (ms && op == "QLinearSoftmax" && n == 5 && !node.input(4).empty() &&
+             (IntAttr(node, "opset", -1) >= 13 || IntAttr(node, "axis", 1) == -1)) {
+    // Opset 13's single axis (or the last axis, where both forms agree); the
+    // Softmax gets its axis written out, and FuseQLinear fuses it back.
+    const std::string x = b.Dequantize(b.In(0), b.In(1), b.In(2), std::nullopt);
+    std::string s = b.Op("Softmax", {x}, {"opset", "axis"});
+    b.SetLastInt("axis", IntAttr(node, "axis", -1));
+    b.Quantize(s, b.In(3), b.In(4));
   } else if (ms && op == "QLinearConcat" && n >= 5 && (n - 2) % 3 == 0) {
     std::vector<std::string> parts;
     for (int i = 2; i < n; i += 3) {

@@ -27,7 +27,8 @@ int FuseDecomposedLayerNorm(onnx::GraphProto* graph);
 //   com.microsoft QLinearAdd, QLinearMul (A, As, Az, B, Bs, Bz, Cs, Cz),
 //   QLinearGlobalAveragePool (channels_last 0), QLinearSigmoid,
 //   QLinearLeakyRelu (X, Xs, Xz, Ys, Yz), QLinearConcat (Ys, Yz, then
-//   (X, Xs, Xz) per input).
+//   (X, Xs, Xz) per input), QLinearSoftmax (X, Xs, Xz, Ys, Yz; opset 13's
+//   single axis, or axis -1 under either opset attribute).
 // Node attributes carry over (Conv's window, LeakyRelu's alpha, Concat's
 // axis); new tensors are named after the node. Returns the number lowered.
 int LowerQLinearOps(onnx::GraphProto* graph);

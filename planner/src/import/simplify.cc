@@ -755,6 +755,89 @@ Check FuseQLinearPool(Graph* graph, int qn, int pool) {
   return Check();
 }
 
+// ONNX Runtime's exponentials for QLinearSoftmax over `len` elements:
+// e[d] = exp((shift - d) * x_scale) rounded to float, for d = max - x in
+// 0..255 (the distance of an 8-bit x from its row's maximum). The shift
+// keeps a sum of `len` terms finite: shift * x_scale = max(0, ln(FLT_MAX /
+// len) - 5), the quotient and its log in float (the C library's logf: ONNX
+// Runtime's `log` call takes the float overload; a double log changes some
+// outputs by an LSB), the rest and the exp in double, as ONNX Runtime builds
+// its table (qlinear_softmax.cc), so the bytes are its.
+std::vector<float> SoftmaxExpTable(float x_scale, int64_t len) {
+  const float quotient = std::numeric_limits<float>::max() / static_cast<float>(len);
+  const float log_quotient = std::log(quotient);  // float overload
+  const double shift =
+      std::max(0.0, static_cast<double>(log_quotient) - 5.0) / static_cast<double>(x_scale);
+  std::vector<float> table(256);
+  for (int d = 0; d < 256; ++d) {
+    table[d] = static_cast<float>(
+        std::exp((static_cast<double>(-d) + shift) * static_cast<double>(x_scale)));
+  }
+  return table;
+}
+
+// DequantizeLinear(x) -> Softmax -> QuantizeLinear => QLinearSoftmax(x,
+// x_scale, x_zero_point, y_scale, y_zero_point, table) with the Softmax's
+// axis, when x and the output share one 8-bit dtype (what ONNX Runtime
+// fuses into com.microsoft's QLinearSoftmax, whose bytes the kernel
+// reproduces). The kernel computes round(e[d] * floor(1 / y_scale) / sum)
+// in float; parameters for which that product can overflow (y_scale below
+// about 1 / (148 * axis length), where ONNX Runtime's own result depends on
+// the CPU's conversion of infinity) stay unfused. Node `sm` is the Softmax.
+Check FuseQLinearSoftmax(Graph* graph, int qn, int sm) {
+  const std::vector<int> producer = graph->Producers();
+  const Node& op = graph->nodes[sm];
+  if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.clamp) return Check();
+  const std::optional<DqSource> x = QuantizedActivation(*graph, producer, op.inputs[0]);
+  if (!x) return Check();
+  const Node& q = graph->nodes[qn];
+  const Tensor& xq = graph->tensors[x->q];
+  const DType dtype = xq.dtype;
+  const int y = q.outputs[0];
+  if (graph->tensors[y].dtype != dtype || !xq.shape_known || xq.shape.empty()) return Check();
+  const int64_t axis = internal::NormalizeAxis(op.GetInt("axis", -1), xq.shape.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(xq.shape.size())) return Check();
+  const int64_t len = xq.shape[static_cast<size_t>(axis)];
+  const float x_scale = graph->tensors[x->scale].FloatData()[0];
+  const float y_scale = graph->tensors[q.inputs[1]].FloatData()[0];
+  if (len < 1 || !(x_scale > 0.0f) || !std::isfinite(x_scale) || !(y_scale > 0.0f) ||
+      !(1.0f / y_scale < 16777216.0f)) {
+    return Check();
+  }
+  std::vector<float> table = SoftmaxExpTable(x_scale, len);
+  if (!std::isfinite(table[0] * std::floor(1.0f / y_scale))) return Check();
+  const std::string name = op.name;
+  Tensor t;
+  t.name = UniqueTensorName(*graph, name + "_exp_table");
+  t.dtype = DType::Float32;
+  t.shape = {256};
+  t.shape_known = true;
+  t.is_constant = true;
+  t.data.resize(256 * sizeof(float));
+  std::memcpy(t.data.data(), table.data(), t.data.size());
+  const int table_t = graph->AddTensor(std::move(t));
+  Node fused;
+  fused.op = "QLinearSoftmax";
+  fused.name = name;
+  Attr a;
+  a.kind = Attr::Kind::kInt;
+  a.i = axis;
+  fused.attrs["axis"] = a;
+  const int y_scale_t = graph->nodes[qn].inputs[1];
+  const int y_zero = internal::HasInput(graph->nodes[qn], 2) ? graph->nodes[qn].inputs[2] : -1;
+  const int xqi = x->q, xs = x->scale, xz = x->zero;
+  fused.inputs = {xqi,
+                  xs,
+                  ZeroPointOr(graph, xz, dtype, 1, name + "_x_zero_point"),
+                  y_scale_t,
+                  ZeroPointOr(graph, y_zero, dtype, 1, name + "_y_zero_point"),
+                  table_t};
+  fused.outputs = {y};
+  KillNode(&graph->nodes[sm]);
+  graph->nodes[qn] = std::move(fused);
+  return Check();
+}
+
 // A QuantizeLinear node with one constant scale and (if any) one constant
 // zero point: the output side of every per-tensor fusion below.
 bool IsPerTensorQuantize(const Graph& graph, const Node& q) {
@@ -1074,6 +1157,7 @@ Check FuseQLinearGroupAt(Graph* graph, int qn) {
   if (act < 0 && (kind == "AveragePool" || kind == "GlobalAveragePool")) {
     return FuseQLinearPool(graph, qn, p);
   }
+  if (act < 0 && kind == "Softmax") return FuseQLinearSoftmax(graph, qn, p);
   if (act < 0 && (kind == "Flatten" || kind == "Reshape" || kind == "Squeeze" ||
                   kind == "Unsqueeze" || kind == "Transpose" || kind == "MaxPool" ||
                   kind == "GlobalMaxPool" || kind == "Slice" || kind == "Pad" ||

@@ -1,5 +1,5 @@
 // QuantizeLinear and DequantizeLinear, per tensor or per axis (issue 15),
-// and DynamicQuantizeLinear (below):
+// DynamicQuantizeLinear, QLinearLookup and QLinearSoftmax (below):
 //
 //   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)
 //   DequantizeLinear: y = (x - zero_point) * scale
@@ -225,10 +225,81 @@ Status LookupEval(const KernelCall& call) {
   return Status::Ok();
 }
 
+// QLinearSoftmax: ONNX Runtime's com.microsoft QLinearSoftmax, to the bit.
+// Along the axis, with m the largest x and e the planner's table of 256
+// exponentials (e[d] = exp((shift - d) * x_scale) as float, SoftmaxExpTable
+// in planner/src/import/simplify.cc):
+//   sum = e[m - x_0] + e[m - x_1] + ...                     (float, in order)
+//   y_i = saturate(round_half_even(e[m - x_i] * floor(1 / y_scale) / sum)
+//                  + y_zero_point)                           (float)
+// x_scale and x_zero_point only shape the table (the zero point cancels in
+// m - x). The planner keeps e[0] * floor(1 / y_scale) finite.
+Status QSoftmaxPrepare(const KernelCall& call) {
+  BATON_RETURN_IF_ERROR(CheckArity(call, 6, 6, 1));
+  const TensorArg& x = call.inputs[0];
+  const DType t = x.dtype();
+  BATON_KCHECK(IsQ8(t) && call.outputs[0].dtype() == t && SameShape(x, call.outputs[0]),
+               "QLinearSoftmax: x and y must be uint8 or int8 of one dtype and shape");
+  for (uint32_t i = 1; i < 5; ++i) {
+    const TensorArg& p = call.inputs[i];
+    BATON_KCHECK(p.elements() == 1 && p.dtype() == (i == 1 || i == 3 ? DType::Float32 : t),
+                 "QLinearSoftmax: scales float32, zero points x's dtype, one element each");
+  }
+  BATON_KCHECK(call.inputs[5].dtype() == DType::Float32 && call.inputs[5].elements() == 256,
+               "QLinearSoftmax table must be 256 float32 values");
+  const schema::AxisParams* p = call.node->params_as_AxisParams();
+  BATON_KCHECK(p != nullptr && p->axis() >= 0 && static_cast<uint32_t>(p->axis()) < x.rank(),
+               "QLinearSoftmax needs AxisParams with an axis of x");
+  return Status::Ok();
+}
+
+// One loop serves both dtypes: an int8 byte XOR 0x80 is x + 128, which keeps
+// max - x, and the result byte is the low 8 bits of y either way.
+Status QSoftmaxEval(const KernelCall& call) {
+  const TensorArg& x = call.inputs[0];
+  const uint32_t axis = static_cast<uint32_t>(call.node->params_as_AxisParams()->axis());
+  const int64_t outer = DimProduct(x, 0, axis);
+  const int64_t len = x.dim(axis);
+  const int64_t inner = DimProduct(x, axis + 1, x.rank());
+  const float* e = call.inputs[5].f32();
+  // floor(1 / y_scale), exact for a positive quotient below 2^24 (the
+  // planner's condition; checked here, where the value is readable).
+  const float inv = 1.0f / *call.inputs[3].f32();
+  BATON_KCHECK(inv > 0.0f && inv < 16777216.0f, "QLinearSoftmax y_scale out of range");
+  const float scale = static_cast<float>(static_cast<int32_t>(inv));
+  const bool is_int8 = x.dtype() == DType::Int8;
+  const uint8_t flip = is_int8 ? 0x80 : 0;
+  const int32_t hi = is_int8 ? 127 : 255;
+  const int32_t zero_point = is_int8 ? *static_cast<const int8_t*>(call.inputs[4].data)
+                                     : *static_cast<const uint8_t*>(call.inputs[4].data);
+  const uint8_t* xp = static_cast<const uint8_t*>(x.data);
+  uint8_t* yp = static_cast<uint8_t*>(call.outputs[0].data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const uint8_t* xs = xp + o * len * inner + i;
+      uint8_t* ys = yp + o * len * inner + i;
+      int32_t m = 0;
+      for (int64_t a = 0; a < len; ++a) {
+        const int32_t v = xs[a * inner] ^ flip;
+        m = v > m ? v : m;
+      }
+      float sum = 0.0f;
+      for (int64_t a = 0; a < len; ++a) sum += e[m - (xs[a * inner] ^ flip)];
+      for (int64_t a = 0; a < len; ++a) {
+        const float r = e[m - (xs[a * inner] ^ flip)] * scale / sum;
+        const int32_t v = static_cast<int32_t>(RoundHalfEven(ClampForRounding(r))) + zero_point;
+        ys[a * inner] = static_cast<uint8_t>(v > hi ? hi : v);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 constexpr KernelEntry kQuantEntries[] = {
     {Op::QLinearLookup, kAllDeviceKinds, LookupPrepare, LookupEval, nullptr},
+    {Op::QLinearSoftmax, kAllDeviceKinds, QSoftmaxPrepare, QSoftmaxEval, nullptr},
     {Op::QuantizeLinear, kAllDeviceKinds, QuantizePrepare, QuantizeEval, nullptr},
     {Op::DequantizeLinear, kAllDeviceKinds, DequantizePrepare, DequantizeEval, nullptr},
     {Op::DynamicQuantizeLinear, kAllDeviceKinds, DynamicQuantizePrepare, DynamicQuantizeEval,

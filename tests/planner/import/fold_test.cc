@@ -658,6 +658,81 @@ TEST(FuseQLinearTest, PoolsAsOnnxRuntimeFusesThem) {
   }
 }
 
+// DequantizeLinear -> Softmax -> QuantizeLinear becomes QLinearSoftmax (ONNX
+// Runtime's com.microsoft op, its arithmetic) with the normalized axis and a
+// float32 [256] table e[d] = exp((shift - d) * x_scale), shift * x_scale =
+// ln(FLT_MAX / len) - 5; it stays float when the Softmax's output has another
+// reader, x is quantized per channel, x and y differ in dtype, or the output
+// scale is so small that e[0] * floor(1 / y_scale) overflows float.
+TEST(FuseQLinearTest, SoftmaxBecomesQLinearSoftmax) {
+  {
+    QdqGroup g("Conv");  // x [1, 2, 4, 4], scale 0.5, zero point 128
+    g.b.Add("Softmax", "sm", {"xd"}, {"p"}, {{"axis", IntAttr(-3)}});
+    g.Finish("p");
+    ExpectOk(Simplify(&g.b.g));
+    ASSERT_EQ(g.b.Ops(), "QuantizeLinear QLinearSoftmax");
+    const Node& n = g.b.g.nodes[1];
+    EXPECT_EQ(n.name, "sm");
+    EXPECT_EQ(n.GetInt("axis", -1), 1);
+    std::vector<std::string> inputs;
+    for (int t : n.inputs) inputs.push_back(g.b.g.tensors[t].name);
+    EXPECT_EQ(inputs, (std::vector<std::string>{"xq", "s", "z", "ys", "yz", "sm_exp_table"}));
+    EXPECT_EQ(g.b.T("y").dtype, DType::UInt8);
+    const std::vector<float> e = g.b.Data<float>("sm_exp_table");
+    ASSERT_EQ(e.size(), 256u);
+    // The log in float (ONNX Runtime's log(float) call), the rest in double.
+    const double top =
+        static_cast<double>(std::log(std::numeric_limits<float>::max() / 2.0f)) - 5.0;
+    EXPECT_EQ(e[0], static_cast<float>(std::exp(top)));
+    EXPECT_EQ(e[3], static_cast<float>(std::exp((-3.0 + top / 0.5) * 0.5)));
+    for (size_t d = 1; d < e.size(); ++d) EXPECT_LT(e[d], e[d - 1]);
+  }
+  {  // the float softmax is also read by a Relu: stays
+    QdqGroup g("Conv");
+    g.b.Add("Softmax", "sm", {"xd"}, {"p"}, {{"axis", IntAttr(1)}});
+    g.b.Add("Relu", "relu", {"p"}, {"r"});
+    g.b.Output("r");
+    g.Finish("p");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Softmax Relu QuantizeLinear");
+  }
+  {  // output scale 1e-6: e[0] * 10^6 overflows float: stays
+    QdqGroup g("Conv");
+    g.b.Add("Softmax", "sm", {"xd"}, {"p"}, {{"axis", IntAttr(1)}});
+    g.b.F32("ys", {}, {1e-6f});
+    g.b.Const<uint8_t>("yz", DType::UInt8, {}, {0});
+    g.b.Add("QuantizeLinear", "qy", {"p", "ys", "yz"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Softmax QuantizeLinear");
+  }
+  {  // uint8 x, int8 y: stays
+    QdqGroup g("Conv");
+    g.b.Add("Softmax", "sm", {"xd"}, {"p"}, {{"axis", IntAttr(1)}});
+    g.b.F32("ys", {}, {1.0f / 256});
+    g.b.Const<int8_t>("yz", DType::Int8, {}, {-128});
+    g.b.Add("QuantizeLinear", "qy", {"p", "ys", "yz"}, {"y"});
+    g.b.Output("y");
+    ExpectOk(Simplify(&g.b.g));
+    EXPECT_EQ(g.b.Ops(), "QuantizeLinear DequantizeLinear Softmax QuantizeLinear");
+  }
+  {  // x quantized per channel: stays
+    G b;
+    b.Input("x", {1, 2, 4, 4});
+    b.F32("s", {2}, {0.5f, 0.25f});
+    b.Const<uint8_t>("z", DType::UInt8, {2}, {128, 128});
+    b.Add("QuantizeLinear", "qx", {"x", "s", "z"}, {"xq"}, {{"axis", IntAttr(1)}});
+    b.Add("DequantizeLinear", "dqx", {"xq", "s", "z"}, {"xd"}, {{"axis", IntAttr(1)}});
+    b.Add("Softmax", "sm", {"xd"}, {"p"}, {{"axis", IntAttr(1)}});
+    b.F32("ys", {}, {1.0f / 256});
+    b.Const<uint8_t>("yz", DType::UInt8, {}, {0});
+    b.Add("QuantizeLinear", "qy", {"p", "ys", "yz"}, {"y"});
+    b.Output("y");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "QuantizeLinear DequantizeLinear Softmax QuantizeLinear");
+  }
+}
+
 TEST(FuseQLinearTest, MulBecomesQLinearMulWithoutActivation) {
   {
     QdqGroup g("Conv");

@@ -150,6 +150,24 @@ TEST_F(OnnxCasesTest, QLinearOpsLowerToQdq) {
   ExpectError("qlinear_channels_last", "QLinearGlobalAveragePool (domain 'com.microsoft')");
 }
 
+// com.microsoft's QLinearSoftmax (opset 13's form) lowers to DequantizeLinear
+// -> Softmax -> QuantizeLinear and fuses back into Baton's QLinearSoftmax
+// with its axis and the planner's exponential table; the opset-12 form over a
+// middle axis (coerce to 2-D) is reported unsupported.
+TEST_F(OnnxCasesTest, QLinearSoftmaxLowersAndFusesBack) {
+  auto g = ImportOnnx(Case("qlinear_softmax"));
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_EQ(OpCounts(*g), (std::map<std::string, int>{{"QLinearSoftmax", 1}}));
+  const Node& n = g->nodes[0];
+  ASSERT_EQ(n.inputs.size(), 6u);
+  EXPECT_EQ(n.GetInt("axis", -1), 1);
+  EXPECT_EQ(g->tensors[n.inputs[0]].name, "x");
+  EXPECT_EQ(g->tensors[n.inputs[5]].dtype, DType::Float32);
+  EXPECT_EQ(g->tensors[n.inputs[5]].elements(), 256);
+  EXPECT_EQ(g->tensors[g->outputs[0]].dtype, DType::UInt8);
+  ExpectError("qlinear_softmax_opset12", "QLinearSoftmax (domain 'com.microsoft')");
+}
+
 TEST_F(OnnxCasesTest, GeneratedNodeNamesAreUnique) {
   auto g = ImportOnnx(Case("unnamed_nodes"));
   ASSERT_TRUE(g.ok()) << g.error();

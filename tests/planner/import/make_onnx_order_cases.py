@@ -1,20 +1,22 @@
 """ONNX models whose node lists are not a plannable graph (issue 13): a
 cycle, nodes out of topological order, no graph outputs; and one whose
 unknown op and fold-only ops on non-constant inputs must be named in one
-error (issue 14). Kept out of
-make_onnx_cases.py, whose cases the plan corpus (tools/plan_corpus.sh) plans.
+error (issue 14); and com.microsoft QLinearSoftmax nodes (issue 15), added
+after the corpus was fixed. Kept out of make_onnx_cases.py, whose cases the
+plan corpus (tools/plan_corpus.sh) plans.
 
 usage: make_onnx_order_cases.py OUT_DIR
 """
 import os
 import sys
 
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 
-def model(nodes, inputs, outputs):
-    graph = helper.make_graph(nodes, "case", inputs, outputs)
+def model(nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, "case", inputs, outputs, initializer=list(initializers))
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     return m
@@ -57,6 +59,20 @@ def cases():
         [vi("x", [1, 4]), vi("n", [], i64), vi("s", [2], i64)],
         [vi("r1", None, i64), vi("r2", None, i64), vi("c1", None), vi("c2", [1, 4]),
          vi("f", [1, 4])])
+    # com.microsoft QLinearSoftmax as ONNX Runtime writes it (opset 13's
+    # single axis; axis 1 of 3 here), and its opset-12 form over a middle axis
+    # (coerce to 2-D), which stays unsupported.
+    inits = [numpy_helper.from_array(np.asarray(v, dtype=t), n) for n, v, t in (
+        ("xs", 0.1, np.float32), ("xz", 128, np.uint8), ("ys", 1 / 256, np.float32),
+        ("yz", 0, np.uint8))]
+    for key, opset in (("qlinear_softmax", 13), ("qlinear_softmax_opset12", 12)):
+        m = model([helper.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"],
+                                    name="qsoftmax", domain="com.microsoft", axis=1,
+                                    opset=opset)],
+                  [vi("x", [2, 3, 4], TensorProto.UINT8)], [vi("y", [2, 3, 4], TensorProto.UINT8)],
+                  inits)
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+        out[key] = m
     return out
 
 
