@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# check_isa_symbols.sh [--nm NM] LIBRARY
+# check_isa_symbols.sh [--nm NM] [--object OBJ]... LIBRARY
 #
-# Checks the per-ISA GEMM objects of libbaton_kernels.a (gemm_avx2.cc.o,
-# gemm_avx512.cc.o, gemm_avx512vnni.cc.o; see gemm/gemm_isa.inc). Each may
+# Checks the per-ISA GEMM objects of libbaton_kernels.a (by default the x86-64
+# ones, gemm_avx2.cc.o, gemm_avx512.cc.o, gemm_avx512vnni.cc.o; aarch64 builds
+# name gemm_neon_dotprod.cc.o with --object; see gemm/gemm_isa.inc). Each may
 # define exactly one external symbol, its isa_*::kImpl table. Any other
 # external definition, and in particular a weak one (an inline function or
 # template instance the linker may pick over the portable copy), could put
@@ -19,17 +20,20 @@ set -euo pipefail
 
 nm_tool="${NM:-nm}"
 lib=""
+objects=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nm) nm_tool="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --object) objects+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) lib="$1"; shift ;;
   esac
 done
-[[ -n "$lib" ]] || { echo "usage: check_isa_symbols.sh [--nm NM] LIBRARY" >&2; exit 2; }
+[[ -n "$lib" ]] || { echo "usage: check_isa_symbols.sh [--nm NM] [--object OBJ]... LIBRARY" >&2; exit 2; }
+[[ ${#objects[@]} -gt 0 ]] || objects=(gemm_avx2.cc.o gemm_avx512.cc.o gemm_avx512vnni.cc.o)
 
 status=0
-for obj in gemm_avx2.cc.o gemm_avx512.cc.o gemm_avx512vnni.cc.o; do
+for obj in "${objects[@]}"; do
   # "lib.a:member: address type name" for every external definition.
   defs=$("$nm_tool" -A --defined-only --extern-only "$lib" | awk -v o="$obj" -F: '$2 == o')
   if [[ -z "$defs" ]]; then

@@ -199,7 +199,7 @@ def main(argv):
     ap.add_argument("--case", action="append", default=[], help="check only this case")
     ap.add_argument("--isa", default="auto",
                     help="baton run --isa: the kernels' instruction set (auto, portable, avx2, "
-                    "avx512, avx512vnni)")
+                    "avx512, avx512vnni, neon_dotprod)")
     args = ap.parse_args(argv)
     manifest_path = os.path.join(args.cases, "manifest.json")
     try:

@@ -365,8 +365,7 @@ void WithIsa(benchmark::State& state, KernelIsa isa, Fn fn) {
 }
 
 void RegisterPerIsa() {
-  for (KernelIsa isa :
-       {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+  for (KernelIsa isa : kAllKernelIsas) {
     if (!KernelIsaAvailable(isa)) continue;
     const std::string suffix = std::string("/isa:") + KernelIsaName(isa);
     benchmark::RegisterBenchmark(("RunConv/Conv3x3_64x56x56" + suffix).c_str(),

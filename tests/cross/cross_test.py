@@ -30,9 +30,10 @@
   cross_test.py firmware --build B --target T --machine M --qemu Q
       Builds firmware target T in the configured tree B and runs it under
       QEMU; passes when it exits 0 (baton-qdot-check).
-  cross_test.py ctest  --build B
+  cross_test.py ctest  --build B [-R REGEX] [--qemu-cpu CPU]
       Runs ctest in a cross build directory (tests run through the
-      toolchain's CMAKE_CROSSCOMPILING_EMULATOR).
+      toolchain's CMAKE_CROSSCOMPILING_EMULATOR), with QEMU_CPU=CPU when
+      given (qemu-aarch64 then emulates that core).
 """
 import argparse
 import json
@@ -296,7 +297,13 @@ def cmd_firmware(args):
 
 
 def cmd_ctest(args):
-    proc = run(["ctest", "--test-dir", args.build, "--output-on-failure", "-j2"])
+    cmd = ["ctest", "--test-dir", args.build, "--output-on-failure", "-j2"]
+    if args.regex:
+        cmd += ["-R", args.regex]
+    env = dict(os.environ)
+    if args.qemu_cpu:
+        env["QEMU_CPU"] = args.qemu_cpu  # qemu-aarch64 (user mode) reads it
+    proc = run(cmd, env=env)
     return proc.returncode
 
 
@@ -348,6 +355,8 @@ def main():
     fw.add_argument("--timeout", type=int, default=120)
     ct = sub.add_parser("ctest")
     ct.add_argument("--build", required=True)
+    ct.add_argument("-R", dest="regex", help="only the tests matching this regex")
+    ct.add_argument("--qemu-cpu", help="QEMU_CPU for qemu-aarch64, e.g. cortex-a53 (no dot product)")
     args = parser.parse_args()
     return {"build": cmd_build, "demo": cmd_demo, "images": cmd_images, "int8": cmd_int8,
             "firmware": cmd_firmware, "ctest": cmd_ctest}[args.command](args)

@@ -25,6 +25,9 @@
 #                               board's int8-only npu0 queue
 #   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only built
 #                               with aarch64-linux-gnu-g++, run under qemu-aarch64
+#                               (its default CPU has the dot product: neon_dotprod)
+#   cross.aarch64.ctest_no_dotprod  the ISA and kernel tests of that build again
+#                               with QEMU_CPU=cortex-a53 (no dot product: portable)
 #
 # Tests whose tools are missing are not registered (a message says which).
 
@@ -167,6 +170,14 @@ if(BATON_A64_GXX AND BATON_QEMU_A64 AND EXISTS /usr/src/googletest/CMakeLists.tx
     FIXTURES_SETUP cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 900 COST 500)
   add_test(NAME cross.aarch64.ctest COMMAND ${_python} ${_cross_driver} ctest --build ${_a64})
   set_tests_properties(cross.aarch64.ctest PROPERTIES
+    FIXTURES_REQUIRED cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 600)
+  # The same binary on a core without the dot-product extension (qemu's
+  # default CPU, "max", has it): the dispatch must not offer neon_dotprod,
+  # and the kernel tests must pass on the portable copy (no SIGILL).
+  add_test(NAME cross.aarch64.ctest_no_dotprod
+    COMMAND ${_python} ${_cross_driver} ctest --build ${_a64} --qemu-cpu cortex-a53
+            -R "QDotTest|QTapTest|QTapsTest|QGemmQuadsTest|KernelIsaTest|QLinearConvIsaTest|Kernels\\.")
+  set_tests_properties(cross.aarch64.ctest_no_dotprod PROPERTIES
     FIXTURES_REQUIRED cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 600)
 else()
   message(STATUS "cross tests: aarch64 skipped (need aarch64-linux-gnu-g++, qemu-aarch64, /usr/src/googletest)")

@@ -323,8 +323,7 @@ TEST_F(KernelRefTest, MatMul) { RunOps({"MatMul"}); }
 TEST_F(KernelRefTest, GemmOpsEveryIsa) {
   const testing::IsaGuard restore;
   int ran = 0;
-  for (KernelIsa isa :
-       {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+  for (KernelIsa isa : kAllKernelIsas) {
     if (!KernelIsaAvailable(isa)) continue;
     SCOPED_TRACE(KernelIsaName(isa));
     ASSERT_TRUE(SelectKernelIsa(isa));
@@ -400,6 +399,9 @@ TEST_F(KernelRefTest, DepthwiseBothPaths) {
 TEST(KernelIsa, DispatchMatchesCpu) {
   EXPECT_TRUE(KernelIsaAvailable(KernelIsa::kPortable));
   EXPECT_FALSE(SelectKernelIsa(static_cast<KernelIsa>(7)));
+#if !defined(__aarch64__)
+  EXPECT_FALSE(KernelIsaAvailable(KernelIsa::kNeonDot));  // an aarch64 level
+#endif
 #if BATON_KERNEL_DISPATCH
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

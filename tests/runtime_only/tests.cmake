@@ -38,6 +38,9 @@ target_include_directories(baton_runtime_only_tests PRIVATE ${CMAKE_CURRENT_LIST
 target_link_libraries(baton_runtime_only_tests PRIVATE baton_runtime baton_kernels
                       baton_port_linux GTest::gtest GTest::gtest_main)
 target_compile_options(baton_runtime_only_tests PRIVATE ${BATON_WARNINGS})
+if(BATON_KERNEL_DISPATCH)  # qdot_test.cc checks the aarch64 dispatch against the CPU
+  target_compile_definitions(baton_runtime_only_tests PRIVATE BATON_KERNEL_DISPATCH=1)
+endif()
 # PRE_TEST: listing the tests needs the emulator in cross builds; do it when
 # ctest runs, not at build time.
 gtest_discover_tests(baton_runtime_only_tests DISCOVERY_MODE PRE_TEST

@@ -63,8 +63,7 @@ struct OutputBuffers {
 planner::Check SelectIsa(const std::string& name) {
   if (name == "auto") return {};
   bool selected = false;
-  for (KernelIsa isa : {KernelIsa::kPortable, KernelIsa::kAvx2, KernelIsa::kAvx512,
-                         KernelIsa::kAvx512Vnni}) {
+  for (KernelIsa isa : kAllKernelIsas) {
     if (name == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
   }
   if (!selected) {
@@ -254,8 +253,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->delimiter(',');
   cmd->add_option("--isa", args->isa,
                   "Instruction set of the GEMM kernels: auto (widest the CPU has), portable, avx2, "
-                  "avx512, avx512vnni")
-      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512", "avx512vnni"}));
+                  "avx512, avx512vnni (x86-64), neon_dotprod (aarch64)")
+      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512", "avx512vnni", "neon_dotprod"}));
   cmd->callback([args, exit_code] { *exit_code = RunRun(*args); });
 }
 

@@ -88,17 +88,28 @@ Status RegisterReferenceKernels(KernelRegistry* registry);
 // planner calls this to plan workspace tensors. Defined in baton_kernels.
 size_t WorkspaceBytes(const KernelCall& call);
 
-// Instruction set of the GEMM-based reference kernels (Conv, Gemm, MatMul).
+// Instruction set of the GEMM-based reference kernels (Conv, Gemm, MatMul)
+// and of the integer kernels compiled with them (QLinearConv, ...).
 // Every build has kPortable: whatever its compiler flags target (SSE2 on a
 // plain x86-64 build, NEON on aarch64, the FPU or soft float on Cortex-M).
-// x86-64 host builds (BATON_KERNEL_DISPATCH, on by default) also carry AVX2+FMA,
-// AVX-512F and AVX-512 VNNI (F, BW, VNNI: the int8 kernels' vpdpbusd) copies;
-// at the first kernel call the widest one the CPU and OS support is chosen. Results of the copies agree to float rounding (they sum
-// in the same order per output, FMA contracts differently). Workspace sizes
-// do not depend on the choice. Defined in baton_kernels.
-enum class KernelIsa : uint8_t { kPortable, kAvx2, kAvx512, kAvx512Vnni };
+// With BATON_KERNEL_DISPATCH (on by default for x86-64 host builds and for
+// aarch64 builds), more copies are compiled beside it:
+//  - x86-64: AVX2+FMA, AVX-512F and AVX-512 VNNI (F, BW, VNNI: the int8
+//    kernels' vpdpbusd);
+//  - aarch64: NEON with the dot-product extension (armv8.2-a+dotprod: the
+//    int8 kernels' SDOT), where Linux reports it (HWCAP_ASIMDDP).
+// At the first kernel call the widest one the CPU and OS support is chosen.
+// Results of the copies agree to float rounding (they sum in the same order
+// per output, FMA contracts differently); the integer kernels give identical
+// bytes. Workspace sizes do not depend on the choice. Defined in baton_kernels.
+enum class KernelIsa : uint8_t { kPortable, kAvx2, kAvx512, kAvx512Vnni, kNeonDot };
 
-// "portable", "avx2", "avx512" or "avx512vnni".
+// Every KernelIsa, for loops over the levels (tests, `baton run --isa`).
+inline constexpr KernelIsa kAllKernelIsas[] = {KernelIsa::kPortable, KernelIsa::kAvx2,
+                                               KernelIsa::kAvx512, KernelIsa::kAvx512Vnni,
+                                               KernelIsa::kNeonDot};
+
+// "portable", "avx2", "avx512", "avx512vnni" or "neon_dotprod".
 const char* KernelIsaName(KernelIsa isa);
 // True when this build carries `isa` and the CPU can run it.
 bool KernelIsaAvailable(KernelIsa isa);

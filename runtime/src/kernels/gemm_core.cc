@@ -11,6 +11,9 @@
 
 #if BATON_KERNEL_DISPATCH
 #include <atomic>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #endif
 
 namespace baton {
@@ -19,7 +22,7 @@ namespace kernels {
 namespace isa_portable {
 extern const GemmImpl kImpl;
 }
-#if BATON_KERNEL_DISPATCH
+#if BATON_KERNEL_DISPATCH && defined(__x86_64__)
 namespace isa_avx2 {
 extern const GemmImpl kImpl;
 }
@@ -29,15 +32,35 @@ extern const GemmImpl kImpl;
 namespace isa_avx512vnni {
 extern const GemmImpl kImpl;
 }
+#elif BATON_KERNEL_DISPATCH && defined(__aarch64__)
+namespace isa_neon_dotprod {
+extern const GemmImpl kImpl;
+}
 #endif
 
 namespace {
 
 #if BATON_KERNEL_DISPATCH
+#if defined(__aarch64__)
+// The dot-product instructions (SDOT/UDOT), as the kernel reports them.
+bool CpuHasDotProd() {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return true;  // the build's own target has them
+#elif defined(__linux__)
+  // HWCAP_ASIMDDP (asm/hwcap.h), spelled out for older C libraries.
+  constexpr unsigned long kHwcapAsimdDp = 1ul << 20;
+  return (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
+#else
+  return false;
+#endif
+}
+#endif
+
 const GemmImpl* ImplFor(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kPortable:
       return &isa_portable::kImpl;
+#if defined(__x86_64__)
     case KernelIsa::kAvx2:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &isa_avx2::kImpl
@@ -53,8 +76,13 @@ const GemmImpl* ImplFor(KernelIsa isa) {
                      __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")
                  ? &isa_avx512vnni::kImpl
                  : nullptr;
+#elif defined(__aarch64__)
+    case KernelIsa::kNeonDot:
+      return CpuHasDotProd() ? &isa_neon_dotprod::kImpl : nullptr;
+#endif
+    default:
+      return nullptr;
   }
-  return nullptr;
 }
 
 // The chosen copy: an immutable table, so relaxed ordering suffices; racing
@@ -203,6 +231,8 @@ const char* KernelIsaName(KernelIsa isa) {
       return "avx512";
     case KernelIsa::kAvx512Vnni:
       return "avx512vnni";
+    case KernelIsa::kNeonDot:
+      return "neon_dotprod";
   }
   return "?";
 }
@@ -210,7 +240,8 @@ const char* KernelIsaName(KernelIsa isa) {
 bool KernelIsaAvailable(KernelIsa isa) { return kernels::ImplFor(isa) != nullptr; }
 
 KernelIsa DefaultKernelIsa() {
-  for (KernelIsa isa : {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvx2}) {
+  for (KernelIsa isa :
+       {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvx2, KernelIsa::kNeonDot}) {
     if (KernelIsaAvailable(isa)) return isa;
   }
   return KernelIsa::kPortable;
@@ -218,7 +249,8 @@ KernelIsa DefaultKernelIsa() {
 
 KernelIsa ActiveKernelIsa() {
   const kernels::GemmImpl* active = &kernels::Active();
-  for (KernelIsa isa : {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvx2}) {
+  for (KernelIsa isa :
+       {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvx2, KernelIsa::kNeonDot}) {
     if (kernels::ImplFor(isa) == active) return isa;
   }
   return KernelIsa::kPortable;

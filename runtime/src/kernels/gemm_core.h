@@ -32,8 +32,9 @@
 // array that GCC vectorizes; the tile shape is chosen per instruction set.
 // gemm/gemm_isa.inc is compiled once per ISA: the build's own flags (SSE2 on
 // a portable x86-64 build, NEON on aarch64, scalar on Cortex-M3), plus AVX2
-// and AVX-512 copies on x86-64 hosts, one of which is chosen at first use
-// from the CPU (see KernelIsa in baton/kernels.h).
+// and AVX-512 copies on x86-64 hosts and a NEON dot-product copy on aarch64,
+// one of which is chosen at first use from the CPU (see KernelIsa in
+// baton/kernels.h).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -179,7 +180,8 @@ struct GemmImpl {
   // QGemmPairs, QRequantize and QAddRow below.
   // Null in the portable copy (QGemmPairsAvailable).
   QGemmPairsFn qgemm_pairs;
-  // QGemmQuads below; null but in the AVX-512 VNNI copy.
+  // QGemmQuads below; null but in the AVX-512 VNNI and aarch64 dot-product
+  // copies.
   QGemmQuadsFn qgemm_quads;
   // QTaps below; null in the portable copy.
   QTapsFn qtaps;
@@ -225,7 +227,8 @@ inline constexpr int64_t kQQuadRows = 8;
 //                      + (tail ? sum_t tail_r[t] * x[(kq * ldx + j) * 4 + t] : 0)
 // (w[r] int8, x uint8, tail_r the bytes of tail[r]; int32 adds wrap) for
 // r < kQQuadRows and j < n, n a multiple of kQColTile. Only where
-// QGemmQuadsAvailable() (the AVX-512 VNNI copy).
+// QGemmQuadsAvailable() (the AVX-512 VNNI copy: vpdpbusd; the aarch64
+// dot-product copy: SDOT).
 void QGemmQuads(const uint8_t* const* w, int64_t kq, const int32_t* tail, const uint8_t* x,
                 int64_t ldx, int64_t n, const int32_t* init, int32_t* acc, int64_t ldacc);
 bool QGemmQuadsAvailable();
@@ -233,7 +236,8 @@ bool QGemmQuadsAvailable();
 inline constexpr int64_t kQTapsMax = 32;
 // acc[i] (+)= sum_{t < taps} wv[t] * src[t][i] for i < n, taps <= kQTapsMax
 // (+= with `add`): several depthwise taps at once, exact for |values| <=
-// 255. Only where QTapsAvailable() (the AVX2 and AVX-512 copies).
+// 255. Only where QTapsAvailable() (the AVX2, AVX-512 and aarch64
+// dot-product copies).
 void QTaps(int32_t* acc, const int16_t* const* src, const int16_t* wv, int64_t taps, int64_t n,
            bool add);
 bool QTapsAvailable();

@@ -22,9 +22,10 @@
 // The integer products run through the per-ISA kernels of gemm_core.h
 // (QGemmQuads, QGemmPairs, QTaps, QTap, QDot: exact, so every ISA gives the
 // same bytes):
-//  - QLinearConv with int8 weights, AVX-512 VNNI copy: blocks of PB im2col
-//    columns as uint8 quads times the weight rows read in place, vpdpbusd
-//    (QConvQuads describes the layout and the zero-point terms); K <= 8192;
+//  - QLinearConv with int8 weights, AVX-512 VNNI and aarch64 dot-product
+//    copies: blocks of PB im2col columns as uint8 quads times the weight
+//    rows read in place, vpdpbusd / SDOT (QConvQuads describes the layout
+//    and the zero-point terms); K <= 8192;
 //  - other QLinearConv: with AVX2 / AVX-512, blocks of PB im2col columns (one per
 //    output position) of each group and tiles of 4 weight rows, both
 //    widened to int16 with the reduction in pairs (QConvGemm describes the
@@ -63,8 +64,12 @@
 #include "window.h"
 
 #if BATON_KERNEL_DISPATCH
-#include <emmintrin.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 #endif
 
 namespace baton {
@@ -256,8 +261,9 @@ size_t QConvWorkspaceFor(const QConv& q) {
 }
 
 #if BATON_KERNEL_DISPATCH
-// Only the AVX2 / AVX-512 copies have a pair kernel (QGemmPairsAvailable):
-// builds without them leave this path out.
+// Only the AVX2 / AVX-512 copies have a pair kernel (QGemmPairsAvailable),
+// only the AVX-512 VNNI and aarch64 dot-product ones a quad kernel
+// (QGemmQuadsAvailable): builds without such copies leave these paths out.
 
 // Columns [p0, p0 + count) of one group's X (x: the group's first plane).
 void PackColumnPairs(const QConv& q, const QActivation& x, const QConvBlock& b, int64_t p0,
@@ -389,6 +395,18 @@ void QConvGemm(const QConv& q, const KernelCall& call, const QChannels& all, QOu
 // out[4j + t] = s[t][j] ^ flip for j < n: four rows of X as one block row.
 void Interleave4(const uint8_t* const* s, int64_t n, uint8_t flip, uint8_t* out) {
   int64_t j = 0;
+#if defined(__aarch64__)
+  // ST4 interleaves four registers byte by byte.
+  const uint8x16_t f = vdupq_n_u8(flip);
+  for (; j + 16 <= n; j += 16) {
+    uint8x16x4_t r;
+    r.val[0] = veorq_u8(vld1q_u8(s[0] + j), f);
+    r.val[1] = veorq_u8(vld1q_u8(s[1] + j), f);
+    r.val[2] = veorq_u8(vld1q_u8(s[2] + j), f);
+    r.val[3] = veorq_u8(vld1q_u8(s[3] + j), f);
+    vst4q_u8(out + 4 * j, r);
+  }
+#else
   const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
   for (; j + 16 <= n; j += 16) {
     const __m128i r0 =
@@ -407,6 +425,7 @@ void Interleave4(const uint8_t* const* s, int64_t n, uint8_t flip, uint8_t* out)
     _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
     _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
   }
+#endif
   for (; j < n; ++j) {
     for (int t = 0; t < 4; ++t) out[4 * j + t] = static_cast<uint8_t>(s[t][j] ^ flip);
   }
