@@ -697,22 +697,53 @@ bool GlobalPoolScaleInRange(float x_scale, float y_scale, int64_t size) {
   return scale >= 0x1.0p-32f && scale < 256.0f;
 }
 
+// The input of a group DequantizeLinear(x) -> node `op` -> QuantizeLinear
+// (node `qn`) that can run on x's bytes: `op` has one input and one output
+// and no fused clamp, x is a per-tensor 8-bit activation with a known shape,
+// and the QuantizeLinear writes x's dtype.
+std::optional<DqSource> QuantizedUnaryInput(const Graph& graph, int qn, int op) {
+  const Node& n = graph.nodes[op];
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.clamp) return std::nullopt;
+  const std::optional<DqSource> x = QuantizedActivation(graph, graph.Producers(), n.inputs[0]);
+  if (!x) return std::nullopt;
+  const Tensor& xq = graph.tensors[x->q];
+  if (graph.tensors[graph.nodes[qn].outputs[0]].dtype != xq.dtype || !xq.shape_known) {
+    return std::nullopt;
+  }
+  return x;
+}
+
+// Replaces such a group by `fused`, whose first five inputs become the
+// QLinear operands x, x_scale, x_zero_point, y_scale, y_zero_point (absent
+// zero points as zeros of x's dtype), followed by `extra`.
+void ReplaceQuantizedUnary(Graph* graph, int qn, int op, const DqSource& x, Node fused,
+                           const std::vector<int>& extra) {
+  const DType dtype = graph->tensors[x.q].dtype;
+  const Node& q = graph->nodes[qn];
+  const int y_scale = q.inputs[1];
+  const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
+  const int y = q.outputs[0];
+  const std::string name = fused.name;
+  fused.inputs = {x.q, x.scale, ZeroPointOr(graph, x.zero, dtype, 1, name + "_x_zero_point"),
+                  y_scale, ZeroPointOr(graph, y_zero, dtype, 1, name + "_y_zero_point")};
+  fused.inputs.insert(fused.inputs.end(), extra.begin(), extra.end());
+  fused.outputs = {y};
+  KillNode(&graph->nodes[op]);
+  graph->nodes[qn] = std::move(fused);
+}
+
 // DequantizeLinear(x) -> AveragePool | GlobalAveragePool -> QuantizeLinear
 // => QLinearAveragePool | QLinearGlobalAveragePool (com.microsoft's inputs),
 // when x and the output share one 8-bit dtype and the pool is what ONNX
 // Runtime fuses: 1-D or 2-D windows, no dilation. Node `pool` is the pool.
 Check FuseQLinearPool(Graph* graph, int qn, int pool) {
   using internal::Shape;
-  const std::vector<int> producer = graph->Producers();
-  const Node& op = graph->nodes[pool];
-  if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.clamp) return Check();
-  const std::optional<DqSource> x = QuantizedActivation(*graph, producer, op.inputs[0]);
+  const std::optional<DqSource> x = QuantizedUnaryInput(*graph, qn, pool);
   if (!x) return Check();
+  const Node& op = graph->nodes[pool];
   const Node& q = graph->nodes[qn];
   const Tensor& xq = graph->tensors[x->q];
-  const DType dtype = xq.dtype;
-  const int y = q.outputs[0];
-  if (graph->tensors[y].dtype != dtype || !xq.shape_known || xq.shape.size() < 3) return Check();
+  if (xq.shape.size() < 3) return Check();
   const Shape spatial(xq.shape.begin() + 2, xq.shape.end());
   const float x_scale = graph->tensors[x->scale].FloatData()[0];
   const float y_scale = graph->tensors[q.inputs[1]].FloatData()[0];
@@ -739,19 +770,11 @@ Check FuseQLinearPool(Graph* graph, int qn, int pool) {
   } else if (!GlobalPoolScaleInRange(x_scale, y_scale, plane)) {
     return Check();
   }
-  const std::string name = op.name;
   Node fused;
   fused.op = global ? "QLinearGlobalAveragePool" : "QLinearAveragePool";
-  fused.name = name;
+  fused.name = op.name;
   if (!global) fused.attrs = op.attrs;
-  const int y_scale_t = q.inputs[1];
-  const int y_zero = internal::HasInput(q, 2) ? q.inputs[2] : -1;
-  const int xqi = x->q, xs = x->scale, xz = x->zero;
-  fused.inputs = {xqi, xs, ZeroPointOr(graph, xz, dtype, 1, name + "_x_zero_point"), y_scale_t,
-                  ZeroPointOr(graph, y_zero, dtype, 1, name + "_y_zero_point")};
-  fused.outputs = {y};
-  KillNode(&graph->nodes[pool]);
-  graph->nodes[qn] = std::move(fused);
+  ReplaceQuantizedUnary(graph, qn, pool, *x, std::move(fused), {});
   return Check();
 }
 
@@ -785,16 +808,12 @@ std::vector<float> SoftmaxExpTable(float x_scale, int64_t len) {
 // about 1 / (148 * axis length), where ONNX Runtime's own result depends on
 // the CPU's conversion of infinity) stay unfused. Node `sm` is the Softmax.
 Check FuseQLinearSoftmax(Graph* graph, int qn, int sm) {
-  const std::vector<int> producer = graph->Producers();
-  const Node& op = graph->nodes[sm];
-  if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.clamp) return Check();
-  const std::optional<DqSource> x = QuantizedActivation(*graph, producer, op.inputs[0]);
+  const std::optional<DqSource> x = QuantizedUnaryInput(*graph, qn, sm);
   if (!x) return Check();
+  const Node& op = graph->nodes[sm];
   const Node& q = graph->nodes[qn];
   const Tensor& xq = graph->tensors[x->q];
-  const DType dtype = xq.dtype;
-  const int y = q.outputs[0];
-  if (graph->tensors[y].dtype != dtype || !xq.shape_known || xq.shape.empty()) return Check();
+  if (xq.shape.empty()) return Check();
   const int64_t axis = internal::NormalizeAxis(op.GetInt("axis", -1), xq.shape.size());
   if (axis < 0 || axis >= static_cast<int64_t>(xq.shape.size())) return Check();
   const int64_t len = xq.shape[static_cast<size_t>(axis)];
@@ -823,18 +842,7 @@ Check FuseQLinearSoftmax(Graph* graph, int qn, int sm) {
   a.kind = Attr::Kind::kInt;
   a.i = axis;
   fused.attrs["axis"] = a;
-  const int y_scale_t = graph->nodes[qn].inputs[1];
-  const int y_zero = internal::HasInput(graph->nodes[qn], 2) ? graph->nodes[qn].inputs[2] : -1;
-  const int xqi = x->q, xs = x->scale, xz = x->zero;
-  fused.inputs = {xqi,
-                  xs,
-                  ZeroPointOr(graph, xz, dtype, 1, name + "_x_zero_point"),
-                  y_scale_t,
-                  ZeroPointOr(graph, y_zero, dtype, 1, name + "_y_zero_point"),
-                  table_t};
-  fused.outputs = {y};
-  KillNode(&graph->nodes[sm]);
-  graph->nodes[qn] = std::move(fused);
+  ReplaceQuantizedUnary(graph, qn, sm, *x, std::move(fused), {table_t});
   return Check();
 }
 
