@@ -269,7 +269,9 @@ TEST(KernelIsaTest, NeonDotProdMatchesCpu) {
   // cross.aarch64.ctest_no_dotprod runs this under qemu-aarch64 as a
   // Cortex-A53, which has no dot product.
   const char* qemu_cpu = std::getenv("QEMU_CPU");
-  if (qemu_cpu != nullptr && std::strcmp(qemu_cpu, "cortex-a53") == 0) EXPECT_FALSE(dot);
+  if (qemu_cpu != nullptr && std::strcmp(qemu_cpu, "cortex-a53") == 0) {
+    EXPECT_FALSE(dot);
+  }
   EXPECT_EQ(KernelIsaAvailable(KernelIsa::kNeonDot), dot);
   EXPECT_EQ(DefaultKernelIsa(), dot ? KernelIsa::kNeonDot : KernelIsa::kPortable);
   EXPECT_EQ(SelectKernelIsa(KernelIsa::kNeonDot), dot);
