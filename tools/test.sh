@@ -58,7 +58,10 @@ phase "ctest (Release)"
 ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure --timeout 1500
 
 phase "ThreadSanitizer: build, Executor.*"
+# The sanitized builds keep line tables only (-g1, clang's -gline-tables-only):
+# reports still name file and line, and the builds are about a tenth faster.
 cmake -S . -B "$BUILD-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_SANITIZE=thread \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DBATON_WERROR=ON > /dev/null
 cmake --build "$BUILD-tsan" -j"$JOBS" --target baton_runtime_tests
 TSAN_OPTIONS="halt_on_error=1" "$BUILD-tsan/tests/baton_runtime_tests" \
@@ -108,6 +111,8 @@ phase "ASan+UBSan: build (clang-14)"
 #                          runs sanitized in the smaller --auto tests.
 #   ort.matches_torch      ONNX Runtime against torch: runs no Baton code.
 cmake -S . -B "$BUILD-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DBATON_SANITIZE=address,undefined -DBATON_FUZZ=ON -DBATON_WERROR=ON > /dev/null
 cmake --build "$BUILD-asan" -j"$JOBS"
