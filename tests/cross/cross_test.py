@@ -12,9 +12,10 @@
       outputs with the host's .npy files (tolerance 1e-5).
   cross_test.py images --source S --build B --toolchain T --tool BATON
                        --cases DIR --target-json J --model NAME... [--size-report R.json]
-                       [--float]
+                       [--float] [--assign PATTERN=DEVICE,...]
       Builds one firmware per model of make_quant_models.py's DIR: the int8
-      QDQ model (fw-int8-NAME.elf, must build) and, with --float and when the
+      QDQ model (fw-int8-NAME.elf, must build; planned with the --assign
+      rules, and every device they name must get a node) and, with --float and when the
       case has one, its float model (fw-float-NAME.elf, may fail to fit the
       board; the reason is reported), each planned for J with the case's input
       embedded (ports/cortex-m BATON_FIRMWARE_IMAGES: the libraries are
