@@ -777,8 +777,30 @@ bool WindowAttrsPositive(const onnx::GraphProto& graph) {
   return true;
 }
 
+// ONNX 1.12's data propagation (Concat of Shape-derived values feeding a
+// Reshape) dereferences a null value when a node reads a name nothing
+// defines before it (fuzz_onnx: a Concat of an undefined tensor, SEGV inside
+// libonnx). Such models skip ONNX's inference; CheckNodeOrder and the
+// dangling-name check then reject them with a message. Subgraphs, which may
+// read outer names, are not looked into.
+bool InputsDefinedInOrder(const onnx::GraphProto& graph) {
+  std::set<std::string> defined;
+  for (const onnx::ValueInfoProto& in : graph.input()) defined.insert(in.name());
+  for (const onnx::TensorProto& init : graph.initializer()) defined.insert(init.name());
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& in : node.input()) {
+      if (!in.empty() && defined.count(in) == 0) return false;
+    }
+    for (const std::string& out : node.output()) defined.insert(out);
+  }
+  return true;
+}
+
 void AddOnnxShapes(onnx::ModelProto* model) {
-  if (!RawDataWhole(model->graph()) || !WindowAttrsPositive(model->graph())) return;
+  if (!RawDataWhole(model->graph()) || !WindowAttrsPositive(model->graph()) ||
+      !InputsDefinedInOrder(model->graph())) {
+    return;
+  }
   onnx::ModelProto inferred = *model;
   try {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
