@@ -104,6 +104,10 @@ void CombineRow3(const T* __restrict xs, int64_t n, T* __restrict y) {
 // (the common ones) the outputs [lo_all, hi_all) whose taps all are: the
 // same for every row, so computed once per call (each costs two divisions).
 constexpr int64_t kCachedTaps = 8;
+// Float pools only take CombineRow3: the 8-bit max pools keep the per-tap
+// passes (code size on microcontrollers; they are rarely a model's hot spot).
+template <typename T>
+constexpr bool kRow3For = std::is_same<T, float>::value;
 struct TapRanges {
   int64_t lo[kCachedTaps] = {}, hi[kCachedTaps] = {};
   int64_t lo_all = 0, hi_all = 0;
@@ -128,9 +132,7 @@ TapRanges MakeTapRanges(const Window2d& g, bool row3) {
 // the edges and every other window, one pass per tap.
 template <typename Op, typename T = typename Op::Type>
 void PoolRow(const Window2d& g, const TapRanges& r, const T* x, int64_t oy, T* __restrict yr) {
-  // Float pools only: the 8-bit max pools keep the per-tap passes (code
-  // size on microcontrollers; they are rarely a model's hot spot).
-  constexpr bool kRow3 = std::is_same<T, float>::value;
+  constexpr bool kRow3 = kRow3For<T>;
   for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = Op::Init();
   for (int64_t ky = 0; ky < g.kh; ++ky) {
     const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
@@ -180,7 +182,7 @@ Status WindowPoolEval(const KernelCall& call, Finish finish) {
   BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
   const T* x = static_cast<const T*>(call.inputs[0].data);
   T* y = static_cast<T*>(call.outputs[0].data);
-  const TapRanges ranges = MakeTapRanges(g, std::is_same<T, float>::value);
+  const TapRanges ranges = MakeTapRanges(g, kRow3For<T>);
   for (int64_t p = 0; p < g.n * g.c; ++p) {
     const T* xp = x + p * g.h * g.w;
     T* yp = y + p * g.oh * g.ow;
