@@ -101,10 +101,13 @@ Status Executor::Init(const PlanView& plan, const KernelRegistry& registry, Port
   TensorArg args[kMaxNodeTensors];
   for (uint32_t n = 0; n < view_.num_nodes(); ++n) {
     const schema::Node* node = view_.node(n);
-    const Kernel* kernel = registry_->Find(node->op(), view_.queue(node->queue())->kind());
+    const Kernel* kernel = registry_->Find(*node, view_.queue(node->queue())->kind());
     if (kernel == nullptr) {
+      // Custom and Subgraph nodes are named by the kernel they need.
+      const auto* custom = node->params_as_CustomParams();
       return Fail(out_error, BATON_ERROR(kUnimplemented, "no kernel for op and device kind"),
-                  "node ", n, node->name()->c_str());
+                  custom ? "custom op of node " : "node ", n,
+                  (custom ? custom->name() : node->name())->c_str());
     }
     if (kernel->prepare == nullptr) continue;
     KernelCall call;
@@ -316,7 +319,7 @@ void Executor::FillCall(uint32_t n, uint64_t inference, bool with_data, TensorAr
 }
 
 Status Executor::Dispatch(uint32_t q, uint32_t n, uint64_t inference) {
-  const Kernel* kernel = registry_->Find(view_.node(n)->op(), view_.queue(q)->kind());
+  const Kernel* kernel = registry_->Find(*view_.node(n), view_.queue(q)->kind());
   TensorArg args[kMaxNodeTensors];
   KernelCall call;
   FillCall(n, inference, /*with_data=*/true, args, &call);

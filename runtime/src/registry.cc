@@ -1,6 +1,14 @@
 #include "baton/kernels.h"
 
 namespace baton {
+namespace {
+
+bool SameName(const char* a, const char* b) {
+  while (*a != 0 && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+}  // namespace
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
@@ -44,6 +52,29 @@ const Kernel* KernelRegistry::Find(Op op, DeviceKind kind) const {
   if (o >= kNumOps || k >= kNumDeviceKinds) return nullptr;
   const Kernel& kernel = table_[k][o];
   return kernel.eval ? &kernel : nullptr;
+}
+
+Status KernelRegistry::RegisterCustom(const char* name, DeviceKind kind, Kernel kernel) {
+  if (name == nullptr || kernel.eval == nullptr) {
+    return BATON_ERROR(kInvalidArgument, "custom kernel without name or eval");
+  }
+  if (num_custom_ == kMaxCustomKernels) {
+    return BATON_ERROR(kResourceExhausted, "BATON_MAX_CUSTOM_KERNELS reached");
+  }
+  custom_[num_custom_++] = {name, kind, kernel};
+  return Status::Ok();
+}
+
+const Kernel* KernelRegistry::Find(const schema::Node& node, DeviceKind kind) const {
+  const auto* params = node.params_as_CustomParams();
+  if (params == nullptr) return Find(node.op(), kind);
+  // The newest registration of a pair wins.
+  for (uint32_t i = num_custom_; i-- > 0;) {
+    if (custom_[i].kind == kind && SameName(custom_[i].name, params->name()->c_str())) {
+      return &custom_[i].kernel;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace baton

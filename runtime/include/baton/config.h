@@ -30,6 +30,9 @@
 #ifndef BATON_MAX_LAG
 #define BATON_MAX_LAG 255
 #endif
+#ifndef BATON_MAX_CUSTOM_KERNELS
+#define BATON_MAX_CUSTOM_KERNELS 8
+#endif
 #ifndef BATON_MAX_QUEUE_NODES
 #define BATON_MAX_QUEUE_NODES (1u << 20)
 #endif
@@ -58,6 +61,9 @@ inline constexpr uint32_t kMaxInputs = BATON_MAX_INPUTS;
 // Largest Node.stage and Wait.lag.
 inline constexpr uint32_t kMaxStage = BATON_MAX_STAGE;
 inline constexpr uint32_t kMaxLag = BATON_MAX_LAG;
+// Kernels registered by name (custom ops, foreign runtimes) in one
+// KernelRegistry.
+inline constexpr uint32_t kMaxCustomKernels = BATON_MAX_CUSTOM_KERNELS;
 // Nodes in one queue's program.
 inline constexpr uint32_t kMaxQueueNodes = BATON_MAX_QUEUE_NODES;
 

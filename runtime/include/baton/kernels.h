@@ -64,7 +64,9 @@ struct Kernel {
 inline constexpr uint32_t kNumOps = static_cast<uint32_t>(Op::MAX) + 1;
 inline constexpr uint32_t kNumDeviceKinds = static_cast<uint32_t>(DeviceKind::MAX) + 1;
 
-// A fixed table: one kernel per (op, device kind). No heap, O(1) lookup.
+// A fixed table: one kernel per (op, device kind), no heap, O(1) lookup;
+// and up to kMaxCustomKernels kernels keyed by name for Custom and Subgraph
+// nodes (their CustomParams.name), found by a linear search.
 class KernelRegistry {
  public:
   // Replaces any kernel registered for the pair.
@@ -74,8 +76,26 @@ class KernelRegistry {
   // Null when none is registered.
   const Kernel* Find(Op op, DeviceKind kind) const;
 
+  // Registers the kernel of custom op `name` ("domain::op", as the plan's
+  // CustomParams.name) on devices of `kind`, or of a foreign runtime ("armnn")
+  // for Subgraph nodes. `name` is not copied: it must outlive the registry
+  // (a string literal). A later registration of the same pair takes
+  // precedence; ResourceExhausted after kMaxCustomKernels registrations.
+  Status RegisterCustom(const char* name, DeviceKind kind, Kernel kernel);
+  // The kernel that runs `node` on `kind`: by CustomParams.name for nodes
+  // that carry CustomParams (Custom and Subgraph), by op otherwise. Null
+  // when none is registered.
+  const Kernel* Find(const schema::Node& node, DeviceKind kind) const;
+
  private:
+  struct Named {
+    const char* name;
+    DeviceKind kind;
+    Kernel kernel;
+  };
   Kernel table_[kNumDeviceKinds][kNumOps] = {};
+  Named custom_[kMaxCustomKernels] = {};
+  uint32_t num_custom_ = 0;
 };
 
 // Registers Baton's float32 reference kernels (and Copy) for every device
