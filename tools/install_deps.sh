@@ -16,6 +16,7 @@ PACKAGES=(
   g++-aarch64-linux-gnu qemu-user
   python3-torch python3-torchvision python3-onnx python3-numpy
   graphviz
+  libarmnn-dev libarmnn-cpuref-backend22  # ports/linux Arm NN plugin (issue 16)
   nodejs npm  # tools/ort: ONNX Runtime as reference and benchmark peer
 )
 
