@@ -40,6 +40,11 @@ class TextBuilder {
   size_t length_ = 0;
 };
 
+// The string at `index` of `list`: strings stored one after another, each
+// ending in its NUL ("a\0b\0c": index 1 is "b"). `list` holds more than
+// `index` strings.
+const char* NthString(const char* list, uint32_t index);
+
 // Writes "<what><index> '<name>': <message>" into `out` (nothing when `out`
 // is null; without `what` just the message, without `name` no quotes).
 void Describe(LoadError* out, const char* what, uint32_t index, const char* name,

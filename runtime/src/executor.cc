@@ -288,34 +288,35 @@ void Executor::FillCall(uint32_t n, uint64_t inference, bool with_data, TensorAr
                         KernelCall* call) const {
   const schema::Node* node = view_.node(n);
   call->node = node;
-  uint32_t used = 0;
   // One loop for the three lists (one copy saves code size): output and
   // workspace indices are uint32, but the loader checked them against the
   // tensor count (far below 2^31 in a FlatBuffer of at most 2 GB), so they
   // read the same as int32; -1 marks an absent optional input.
   using Indices = flatbuffers::Vector<int32_t>;
-  auto fill = [&](const Indices* list) {
-    uint32_t count = 0;
-    if (list != nullptr) {
-      for (int32_t t : *list) {
-        args[used] = TensorArg();
+  const Indices* const lists[] = {node->inputs(), reinterpret_cast<const Indices*>(node->outputs()),
+                                  reinterpret_cast<const Indices*>(node->workspace())};
+  uint32_t ends[3];  // one past the last arg of each list
+  uint32_t used = 0;
+  for (uint32_t l = 0; l < 3; ++l) {
+    if (lists[l] != nullptr) {
+      for (int32_t t : *lists[l]) {
+        TensorArg& arg = args[used++];
+        arg = TensorArg();
         if (t >= 0) {
           const uint32_t index = static_cast<uint32_t>(t);
-          args[used].tensor = view_.tensor(index);
-          if (with_data) args[used].data = TensorData(index, inference);
+          arg.tensor = view_.tensor(index);
+          if (with_data) arg.data = TensorData(index, inference);
         }
-        ++used;
-        ++count;
       }
     }
-    return count;
-  };
+    ends[l] = used;
+  }
   call->inputs = args;
-  call->num_inputs = fill(node->inputs());
-  call->outputs = args + used;
-  call->num_outputs = fill(reinterpret_cast<const Indices*>(node->outputs()));
-  call->workspace = args + used;
-  call->num_workspace = fill(reinterpret_cast<const Indices*>(node->workspace()));
+  call->num_inputs = ends[0];
+  call->outputs = args + ends[0];
+  call->num_outputs = ends[1] - ends[0];
+  call->workspace = args + ends[1];
+  call->num_workspace = ends[2] - ends[1];
 }
 
 Status Executor::Dispatch(uint32_t q, uint32_t n, uint64_t inference) {

@@ -63,18 +63,20 @@ class PlanView {
   // The plan's CRC-32C trailer (verified unless BATON_VERIFY_PLAN_CHECKSUM=0).
   uint32_t checksum() const { return checksum_; }
 
-  uint32_t num_domains() const { return Size(plan_->domains()); }
-  uint32_t num_queues() const { return Size(plan_->queues()); }
-  uint32_t num_tensors() const { return Size(plan_->tensors()); }
-  uint32_t num_nodes() const { return Size(plan_->nodes()); }
-  uint32_t num_inputs() const { return Size(plan_->inputs()); }
-  uint32_t num_outputs() const { return Size(plan_->outputs()); }
+  // Counts, and elements by index (i < the count). Defined in plan_view.cc:
+  // one copy serves the loader and the executor (Cortex-M code size).
+  uint32_t num_domains() const;
+  uint32_t num_queues() const;
+  uint32_t num_tensors() const;
+  uint32_t num_nodes() const;
+  uint32_t num_inputs() const;
+  uint32_t num_outputs() const;
   uint32_t in_flight() const { return plan_->inferences_in_flight(); }
 
-  const schema::Domain* domain(uint32_t i) const { return plan_->domains()->Get(i); }
-  const schema::Queue* queue(uint32_t i) const { return plan_->queues()->Get(i); }
-  const schema::Tensor* tensor(uint32_t i) const { return plan_->tensors()->Get(i); }
-  const schema::Node* node(uint32_t i) const { return plan_->nodes()->Get(i); }
+  const schema::Domain* domain(uint32_t i) const;
+  const schema::Queue* queue(uint32_t i) const;
+  const schema::Tensor* tensor(uint32_t i) const;
+  const schema::Node* node(uint32_t i) const;
   const schema::Tensor* input(uint32_t i) const { return tensor(plan_->inputs()->Get(i)); }
   const schema::Tensor* output(uint32_t i) const { return tensor(plan_->outputs()->Get(i)); }
   // Start of the constant section (null when the plan has no constants).
