@@ -3,7 +3,8 @@
 # ${CMAKE_BINARY_DIR}/cross/ with a toolchain file, so the host build stays
 # host-only:
 #
-#   cross.cortex_m3.build       runtime + kernels + port + baton-demo (Cortex-M3, -Os)
+#   cross.cortex_m3.build       runtime + kernels + port + baton-demo, and the
+#                               post-processing ops' library (Cortex-M3, -Os)
 #   cross.cortex_m3.no_heap     tools/check_no_heap.sh on the libraries and the ELF
 #   cross.cortex_m3.size_budget tools/size_report --budget-core (BATON_CORE_BUDGET_BYTES)
 #   cross.cortex_m3.qemu_demo   baton-demo under qemu-system-arm -M mps2-an385 (a
@@ -68,12 +69,13 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
     COMMAND ${_python} ${_cross_driver} build --source ${PROJECT_SOURCE_DIR} --build ${_m3}
             --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m3 -D ${_werror}
             -D BATON_HOST_TOOL=$<TARGET_FILE:baton>
-            --target baton_runtime baton_kernels baton_port_cortex_m baton-demo)
+            --target baton_runtime baton_kernels baton_port_cortex_m baton-demo baton_postprocess)
   set_tests_properties(cross.cortex_m3.build PROPERTIES
     FIXTURES_SETUP cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900 COST 500)
 
   set(_m3_libs ${_m3}/runtime/libbaton_runtime.a ${_m3}/runtime/libbaton_kernels.a
-               ${_m3}/ports/cortex-m/libbaton_port_cortex_m.a)
+               ${_m3}/ports/cortex-m/libbaton_port_cortex_m.a ${_m3}/runtime/libbaton_custom.a
+               ${_m3}/runtime/libbaton_postprocess.a)
   add_test(NAME cross.cortex_m3.no_heap
     COMMAND ${PROJECT_SOURCE_DIR}/tools/check_no_heap.sh --nm ${BATON_ARM_NM} ${_m3_libs}
             ${_m3}/ports/cortex-m/baton-demo.elf)

@@ -36,6 +36,7 @@ add_executable(baton_runtime_only_tests ${_baton_runtime_only_srcs}
 target_include_directories(baton_runtime_only_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}
                            ${PROJECT_SOURCE_DIR}/runtime/src/kernels)
 target_link_libraries(baton_runtime_only_tests PRIVATE baton_runtime baton_kernels baton_custom
+                      baton_postprocess
                       baton_port_linux GTest::gtest GTest::gtest_main)
 target_compile_options(baton_runtime_only_tests PRIVATE ${BATON_WARNINGS})
 if(BATON_KERNEL_DISPATCH)  # qdot_test.cc checks the aarch64 dispatch against the CPU
