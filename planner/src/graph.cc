@@ -212,7 +212,16 @@ Result<std::vector<int>> Graph::TopologicalOrder() const {
   return Fail("graph has a cycle through node '" + nodes[cur].name + "': " + cycle);
 }
 
-bool IsSupportedOp(const std::string& op) { return FindOp(op) != nullptr; }
+bool IsSupportedOp(const std::string& op) { return FindOp(op) != nullptr || IsCustomOp(op); }
+
+bool IsCustomOp(const std::string& op) {
+  const size_t sep = op.find("::");
+  return sep != std::string::npos && sep > 0 && sep + 2 < op.size();
+}
+
+bool ImportOptions::Declares(const std::string& op) const {
+  return std::find(custom_ops.begin(), custom_ops.end(), op) != custom_ops.end();
+}
 
 std::string UnsupportedOpsMessage(const std::vector<std::pair<std::string, std::string>>& ops) {
   struct Seen {

@@ -1,18 +1,20 @@
 #include "baton/planner/planner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
+#include "baton/custom_op.h"
 #include "baton/executor.h"
 #include "baton/planner/analysis/cost.h"
-#include "baton/planner/passes/copies.h"
-#include "baton/planner/emit/emit.h"
 #include "baton/planner/analysis/inspect.h"
-#include "baton/planner/memory/memory.h"
-#include "baton/planner/passes/schedule.h"
 #include "baton/planner/analysis/sim.h"
+#include "baton/planner/emit/emit.h"
 #include "baton/planner/import/simplify.h"
+#include "baton/planner/memory/memory.h"
+#include "baton/planner/passes/copies.h"
+#include "baton/planner/passes/schedule.h"
 #include "planner_internal.h"
 
 namespace baton::planner {
@@ -307,6 +309,42 @@ Result<Program> PlanRules(Program p, const PlanOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// Custom kernels come from the application; for the check, every custom op
+// of the plan gets a stand-in whose prepare verifies the node's attribute
+// buffer as a real kernel would (CustomAttributes::Load) and which never
+// runs. Names point into the plan, which outlives the registry.
+Check RegisterCustomStubs(const PlanView& view, KernelRegistry* registry) {
+  Kernel stub;
+  stub.prepare = [](const KernelCall& call) {
+    CustomAttributes attrs;
+    return CustomAttributes::Load(*call.node, &attrs);
+  };
+  stub.eval = [](const KernelCall&) {
+    return BATON_ERROR(kUnimplemented, "planner stand-in for a custom kernel");
+  };
+  std::vector<std::pair<std::string, schema::DeviceKind>> done;
+  for (uint32_t n = 0; n < view.num_nodes(); ++n) {
+    const schema::Node* node = view.node(n);
+    const schema::CustomParams* custom = node->params_as_CustomParams();
+    if (custom == nullptr) continue;
+    const schema::DeviceKind kind = view.queue(node->queue())->kind();
+    const std::pair<std::string, schema::DeviceKind> key(custom->name()->str(), kind);
+    if (std::find(done.begin(), done.end(), key) != done.end()) continue;
+    done.push_back(key);
+    if (!registry->RegisterCustom(custom->name()->c_str(), kind, stub).ok()) {
+      return Fail("the plan needs more than " + std::to_string(kMaxCustomKernels) +
+                  " custom kernels (custom op, device kind), the runtime's "
+                  "BATON_MAX_CUSTOM_KERNELS; at node '" +
+                  node->name()->str() + "' (" + custom->name()->str() + ")");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Check VerifyWithRuntime(const std::string& plan_bytes) {
   BATON_ASSIGN_OR_RETURN(LoadedPlan plan,
                          LoadedPlan::FromBytes(plan_bytes.data(), plan_bytes.size(),
@@ -317,6 +355,7 @@ Check VerifyWithRuntime(const std::string& plan_bytes) {
   KernelRegistry registry;
   Status reg = RegisterReferenceKernels(&registry);
   if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
+  BATON_TRY(RegisterCustomStubs(view, &registry));
   // Prepare every node against zero-sized dummy arenas: Init checks kernels
   // before touching memory only if arenas fit, so give it real-size views.
   std::vector<std::unique_ptr<uint8_t, decltype(&std::free)>> arenas;

@@ -1,7 +1,9 @@
 #include "baton/planner/target.h"
 
 #include <algorithm>
+#include <set>
 
+#include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
 #include "import/json_fields.h"
 
@@ -91,6 +93,38 @@ Result<Cost> ParseCost(const json& d, const std::string& where) {
   return cost;
 }
 
+// The device's "op_costs" object: op name -> {"seconds", "per_element_s"}.
+Result<std::map<std::string, OpCost>> ParseOpCosts(const json& d, const std::string& where) {
+  std::map<std::string, OpCost> out;
+  if (!d.contains("op_costs")) return out;
+  const json& costs = d["op_costs"];
+  if (!costs.is_object()) {
+    return Fail(where +
+                ": 'op_costs' must be an object of op name -> {\"seconds\", "
+                "\"per_element_s\"}");
+  }
+  for (auto it = costs.begin(); it != costs.end(); ++it) {
+    const std::string at = where + ".op_costs['" + it.key() + "']";
+    if (it.key().empty()) return Fail(where + ": 'op_costs' has an empty op name");
+    const json& c = it.value();
+    if (!c.is_object())
+      return Fail(at + ": must be an object with 'seconds' and/or 'per_element_s'");
+    for (auto field = c.begin(); field != c.end(); ++field) {
+      if (field.key() != "seconds" && field.key() != "per_element_s") {
+        return Fail(at + ": unknown field '" + field.key() + "' (seconds, per_element_s)");
+      }
+    }
+    if (!c.contains("seconds") && !c.contains("per_element_s")) {
+      return Fail(at + ": needs 'seconds' or 'per_element_s'");
+    }
+    OpCost cost;
+    BATON_ASSIGN_OR_RETURN(cost.seconds, Number(c, "seconds", 0, at));
+    BATON_ASSIGN_OR_RETURN(cost.per_element_s, Number(c, "per_element_s", 0, at));
+    out.emplace(it.key(), cost);
+  }
+  return out;
+}
+
 // Devices come after domains, which they name.
 Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t index,
                                  const Target& t) {
@@ -106,6 +140,7 @@ Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t 
   BATON_ASSIGN_OR_RETURN(dev.dtypes, NameList(d, "dtypes", &dev.all_dtypes, where));
   if (!d.contains("dtypes")) dev.dtypes = {"float32"};
   BATON_ASSIGN_OR_RETURN(dev.cost, ParseCost(d, where));
+  BATON_ASSIGN_OR_RETURN(dev.op_costs, ParseOpCosts(d, where));
   if (!d.contains("domains") || !d["domains"].is_array() || d["domains"].empty()) {
     return Fail(where + ": 'domains' must list the memories it can reach");
   }
@@ -157,7 +192,7 @@ const char* DeviceKindName(schema::DeviceKind kind) {
 }
 
 bool TargetDevice::Runs(const std::string& op) const {
-  return all_ops || std::find(ops.begin(), ops.end(), op) != ops.end();
+  return (all_ops && !IsCustomOp(op)) || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 bool TargetDevice::Handles(const std::string& dtype) const {
   return all_dtypes || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
@@ -211,6 +246,27 @@ Result<Target> ParseTarget(const std::string& text, const std::string& what) {
 Result<Target> LoadTarget(const std::string& path) {
   BATON_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return ParseTarget(text, path);
+}
+
+std::vector<std::string> ListedCustomOps(const Target& target) {
+  std::set<std::string> ops;
+  for (const TargetDevice& dev : target.devices) {
+    for (const std::string& op : dev.ops) {
+      if (IsCustomOp(op)) ops.insert(op);
+    }
+  }
+  return std::vector<std::string>(ops.begin(), ops.end());
+}
+
+Check DeclareCustomOp(const std::string& name, Target* target) {
+  if (!IsCustomOp(name)) {
+    return Fail("--custom-op '" + name +
+                "': expected DOMAIN::NAME (e.g. com.example::MyOp; "
+                "ops of the default ONNX domain are ai.onnx::Name)");
+  }
+  std::vector<std::string>& ops = target->devices[target->fallback].ops;
+  if (std::find(ops.begin(), ops.end(), name) == ops.end()) ops.push_back(name);
+  return {};
 }
 
 Target DefaultCpuTarget() {

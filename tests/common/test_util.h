@@ -105,7 +105,9 @@ using Tensors = std::vector<std::vector<uint8_t>>;
 // A loaded plan bound to fresh arenas on the Linux port.
 class Runner {
  public:
-  explicit Runner(const std::string& bytes, linux_port::Options options = {})
+  // `register_more` adds kernels (custom ops) after the reference kernels.
+  explicit Runner(const std::string& bytes, linux_port::Options options = {},
+                  Status (*register_more)(KernelRegistry*) = nullptr)
       : bytes_(bytes.data(), bytes.size()) {
     LoadError error;
     status_ = PlanView::Load(bytes_.data(), bytes_.size(), &view_, &error);
@@ -115,6 +117,9 @@ class Runner {
     EXPECT_TRUE(arenas_->ok());
     port_ = std::make_unique<linux_port::LinuxPort>(view_, arenas_->buffers(), std::move(options));
     EXPECT_TRUE(RegisterReferenceKernels(&registry_).ok());
+    if (register_more != nullptr) {
+      EXPECT_TRUE(register_more(&registry_).ok());
+    }
     executor_ = std::make_unique<Executor>();
     status_ = executor_->Init(view_, registry_, port_.get(), arenas_->buffers(), &error);
     EXPECT_TRUE(status_.ok()) << error.text;

@@ -1,6 +1,6 @@
 // baton plan MODEL [--target T.json] [--assign PATTERN=DEVICE]... [--split A,B,...]
 //            [--in-flight D] [--profile P.json]... -o PLAN [--header H] [--report R.json]
-//            [--dot G.dot]
+//            [--dot G.dot] [--custom-op DOMAIN::NAME]...
 
 #include <cstdio>
 #include <iostream>
@@ -20,6 +20,7 @@ struct PlanArgs {
   std::string model;
   std::string target;
   std::vector<std::string> assign;
+  std::vector<std::string> custom_ops;
   std::vector<std::string> split;
   int in_flight = 1;
   double pack_time = 2.0;
@@ -59,14 +60,22 @@ int RunPlan(const PlanArgs& a) {
   AddPlanOutputs(a, {}, &files);
   Check paths = files.CheckPaths();
   if (!paths.ok()) return fail(paths.error());
-  Result<Graph> graph = ImportModel(a.model);
-  if (!graph.ok()) return fail(graph.error());
   Target target = DefaultCpuTarget();
   if (!a.target.empty()) {
     Result<Target> loaded = LoadTarget(a.target);
     if (!loaded.ok()) return fail(loaded.error());
     target = std::move(loaded).value();
   }
+  // Custom ops: those --custom-op declares (the fallback device runs them)
+  // and those a device of the target lists.
+  for (const std::string& op : a.custom_ops) {
+    Check declared = DeclareCustomOp(op, &target);
+    if (!declared.ok()) return fail(declared.error());
+  }
+  ImportOptions import_options;
+  import_options.custom_ops = ListedCustomOps(target);
+  Result<Graph> graph = ImportModel(a.model, import_options);
+  if (!graph.ok()) return fail(graph.error());
   if (!a.profiles.empty()) {
     Profile merged;
     for (const std::string& path : a.profiles) {
@@ -200,6 +209,11 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
                   "Measured node times from `baton profile` (repeatable): used where op, shapes, "
                   "dtypes and device kind match; the target's cost model elsewhere")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--custom-op", args->custom_ops,
+                  "DOMAIN::NAME (repeatable): plan this op (e.g. com.example::MyOp; default "
+                  "domain: ai.onnx::Name) as a custom op whose kernel the application registers; "
+                  "the fallback device runs it")
+      ->allow_extra_args(false);
   cmd->add_option("-o,--output", args->output, "Plan file to write")->required();
   cmd->add_option("--header", args->header, "C header to write (plan bytes + arena sizes)");
   cmd->add_option("--report", args->report, "JSON report to write");

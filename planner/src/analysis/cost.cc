@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "baton/planner/analysis/inspect.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/ops/op_def.h"
 #include "ops/op_util.h"
@@ -92,7 +93,11 @@ void NodeOperandSignatures(const schema::Plan& plan, uint32_t index,
 std::string NodeSignature(const schema::Plan& plan, uint32_t index) {
   std::vector<OperandSignature> inputs, outputs;
   NodeOperandSignatures(plan, index, &inputs, &outputs);
-  return NodeSignatureText(schema::EnumNameOp(plan.nodes()->Get(index)->op()), inputs, outputs);
+  const schema::Node* node = plan.nodes()->Get(index);
+  const std::string op = node->params_as_CustomParams() != nullptr
+                             ? PlanNodeOpName(*node)
+                             : std::string(schema::EnumNameOp(node->op()));
+  return NodeSignatureText(op, inputs, outputs);
 }
 
 Result<std::vector<double>> NodeSeconds(const schema::Plan& plan, const Target& target) {
@@ -184,6 +189,15 @@ Result<NodeCosts> NodeCostsOf(const schema::Plan& plan, const Target& target) {
         source[n] = CostSource::kProfile;
         continue;
       }
+    }
+    auto op_cost = dev.op_costs.find(PlanNodeOpName(*node));
+    if (op_cost != dev.op_costs.end()) {
+      double elements = 0;
+      if (node->outputs() != nullptr) {
+        for (uint32_t t : *node->outputs()) elements += Elements(plan.tensors()->Get(t));
+      }
+      seconds[n] = op_cost->second.seconds + op_cost->second.per_element_s * elements;
+      continue;
     }
     seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n));
   }

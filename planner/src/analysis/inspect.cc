@@ -78,7 +78,7 @@ ojson NodeJson(const PlanView& view, uint32_t n) {
   ojson o;
   o["id"] = n;
   o["name"] = node->name()->str();
-  o["op"] = PlanOpName(node->op());
+  o["op"] = PlanNodeOpName(*node);
   o["queue"] = QueueName(view, node->queue());
   o["position"] = node->position();
   o["stage"] = node->stage();
@@ -92,6 +92,9 @@ ojson NodeJson(const PlanView& view, uint32_t n) {
     wait["lag"] = w->lag();
     return wait;
   });
+  if (node->params_as_CustomParams() != nullptr) {
+    o["attributes"] = inspect_detail::CustomAttributesJson(*node);
+  }
   return o;
 }
 

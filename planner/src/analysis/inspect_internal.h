@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ inline std::string QueueName(const PlanView& view, uint32_t q) {
 inline std::string DomainName(const PlanView& view, uint32_t d) {
   return view.domain(d)->name()->str();
 }
+
+// A Custom or Subgraph node's attributes, name -> value (docs/formats.md,
+// "baton inspect --json"), verified by CustomAttributes::Load first;
+// {"error": message} when the buffer is malformed.
+nlohmann::ordered_json CustomAttributesJson(const schema::Node& node);
 
 // Whether `t` is in a graph input or output list (which may be absent).
 bool IsGraphTensor(const flatbuffers::Vector<uint32_t>* list, uint32_t t);

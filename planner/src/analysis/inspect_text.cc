@@ -194,7 +194,7 @@ std::vector<std::string> ProgramRow(const PlanView& view, uint32_t p, uint32_t n
   }
   return {std::to_string(p),
           node->name()->str(),
-          PlanOpName(node->op()),
+          PlanNodeOpName(*node),
           std::to_string(node->stage()),
           Join(reads, ", "),
           Join(writes, ", "),
@@ -299,6 +299,19 @@ std::string ArenasSection(const PlanView& view) {
   return out + ConstantsListing(view);
 }
 
+// The attributes of every Custom and Subgraph node; empty without any.
+std::string CustomOpsSection(const PlanView& view) {
+  std::string out;
+  for (uint32_t n = 0; n < view.num_nodes(); ++n) {
+    const schema::Node* node = view.node(n);
+    if (node->params_as_CustomParams() == nullptr) continue;
+    if (out.empty()) out = "Custom ops (node, op, attributes)\n";
+    out += "  " + node->name()->str() + "  " + PlanNodeOpName(*node) + "  " +
+           inspect_detail::CustomAttributesJson(*node).dump() + "\n";
+  }
+  return out.empty() ? out : out + "\n";
+}
+
 }  // namespace
 
 std::string InspectText(const LoadedPlan& loaded) {
@@ -316,6 +329,7 @@ std::string InspectText(const LoadedPlan& loaded) {
   out << PipelineSection(view, s) << "\n";
   out << StagesSection(view, s) << "\n";
   out << QueuesSection(view) << "\n";
+  out << CustomOpsSection(view);
   out << ArenasSection(view);
   return out.str();
 }

@@ -156,7 +156,7 @@ void SummarizeNodes(const PlanView& view, const std::vector<double>& seconds, Si
   for (uint32_t n = 0; n < view.num_nodes(); ++n) {
     const schema::Node* node = view.node(n);
     r->node_names.push_back(node->name()->str());
-    r->node_ops.push_back(PlanOpName(node->op()));
+    r->node_ops.push_back(PlanNodeOpName(*node));
     r->node_queue.push_back(node->queue());
     r->node_stage.push_back(node->stage());
     // Every instance of a node takes the same time in this model; the

@@ -5,6 +5,7 @@
 namespace baton::planner {
 
 Result<schema::Op> OpFromName(const std::string& op) {
+  if (IsCustomOp(op)) return schema::Op::Custom;
   const OpDef* def = FindOp(op);
   if (def == nullptr || !def->has_kernel) {
     return Fail("op '" + op + "' has no runtime kernel (constant-fold it or remove it)");
@@ -14,9 +15,9 @@ Result<schema::Op> OpFromName(const std::string& op) {
 
 std::vector<int> RuntimeInputs(const Graph& g, const Node& n) {
   (void)g;
-  const OpDef* def = FindOp(n.op);
+  const OpDef* def = IsCustomOp(n.op) ? nullptr : FindOp(n.op);
   size_t keep = 1;
-  if (def != nullptr && def->kernel_inputs == kAllInputs) {
+  if (IsCustomOp(n.op) || (def != nullptr && def->kernel_inputs == kAllInputs)) {
     keep = n.inputs.size();
   } else if (def != nullptr) {
     keep = static_cast<size_t>(def->kernel_inputs);
@@ -29,6 +30,7 @@ std::vector<int> RuntimeInputs(const Graph& g, const Node& n) {
 
 Result<LoweredParams> LowerParams(flatbuffers::FlatBufferBuilder* b, const Graph& g,
                                   const Node& n) {
+  if (IsCustomOp(n.op)) return LowerCustomParams(b, n.op, n.attrs);
   const OpDef* def = FindOp(n.op);
   if (def == nullptr || def->lower == nullptr) return LoweredParams();
   return def->lower(b, g, n);

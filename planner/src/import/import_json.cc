@@ -1,5 +1,6 @@
 #include "baton/planner/import/import_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -88,6 +89,10 @@ Result<Attr> ParseAttr(const json& v, const std::string& where) {
   } else if (v.is_string()) {
     a.kind = Attr::Kind::kString;
     a.s = v.get<std::string>();
+  } else if (v.is_array() && !v.empty() &&
+             std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
+    a.kind = Attr::Kind::kStrings;  // custom ops only (ReadNode checks)
+    for (const json& e : v) a.strings.push_back(e.get<std::string>());
   } else if (v.is_array()) {
     bool all_int = true;
     for (const json& e : v) {
@@ -243,8 +248,32 @@ Check DeclareNodeOutputs(const json& nodes, const std::string& what, Graph* g) {
   return {};
 }
 
+// A custom op's "output_types": per output, {"dtype", "shape"} (Baton
+// cannot infer a custom op's outputs).
+Check ReadOutputTypes(const json& jn, const std::string& where, Node* n, Graph* g) {
+  if (!jn.contains("output_types") || !jn["output_types"].is_array() ||
+      jn["output_types"].size() != n->outputs.size()) {
+    return Fail(where + ": custom op '" + n->op +
+                "' needs 'output_types', one {\"dtype\", "
+                "\"shape\"} per output (Baton cannot infer a custom op's outputs)");
+  }
+  for (size_t k = 0; k < n->outputs.size(); ++k) {
+    const json& type = jn["output_types"][k];
+    Tensor& t = g->tensors[n->outputs[k]];
+    const std::string at = where + ": output_types[" + std::to_string(k) + "] ('" + t.name + "')";
+    if (!type.is_object() || !type.contains("shape")) {
+      return Fail(at + ": must be an object with 'dtype' and 'shape'");
+    }
+    BATON_ASSIGN_OR_RETURN(t.dtype, ParseDTypeField(type, at));
+    BATON_ASSIGN_OR_RETURN(t.shape, ParseShape(type["shape"], at));
+    t.shape_known = true;
+  }
+  return {};
+}
+
 // A node whose names DeclareNodeOutputs has checked.
-Result<Node> ReadNode(const json& jn, const Graph& g, const std::string& what) {
+Result<Node> ReadNode(const json& jn, Graph& g, const std::string& what,
+                      const ImportOptions& options) {
   Node n;
   n.name = jn["name"].get<std::string>();
   const std::string where = what + ": node '" + n.name + "'";
@@ -271,6 +300,9 @@ Result<Node> ReadNode(const json& jn, const Graph& g, const std::string& what) {
     for (auto it = jn["attrs"].begin(); it != jn["attrs"].end(); ++it) {
       BATON_ASSIGN_OR_RETURN(Attr a,
                              ParseAttr(it.value(), where + ": attribute '" + it.key() + "'"));
+      if (a.kind == Attr::Kind::kStrings && !IsCustomOp(n.op)) {
+        return Fail(where + ": attribute '" + it.key() + "': list attributes must hold numbers");
+      }
       n.attrs[it.key()] = std::move(a);
     }
   }
@@ -278,15 +310,24 @@ Result<Node> ReadNode(const json& jn, const Graph& g, const std::string& what) {
     if (!jn["device"].is_string()) return Fail(where + ": 'device' must be a string");
     n.device = jn["device"].get<std::string>();
   }
+  if (IsCustomOp(n.op)) {
+    if (!options.Declares(n.op)) {
+      return Fail(where + ": custom op '" + n.op +
+                  "' is not declared; declare it with "
+                  "baton plan --custom-op " +
+                  n.op + " or list it in a target device's \"ops\"");
+    }
+    BATON_TRY(ReadOutputTypes(jn, where, &n, &g));
+  }
   return n;
 }
 
-Check ReadNodes(const json& root, const std::string& what, Graph* g) {
+Check ReadNodes(const json& root, const std::string& what, const ImportOptions& options, Graph* g) {
   BATON_ASSIGN_OR_RETURN(const json* nodes,
                          internal::ListField(root, "nodes", ListNeed::kRequired, what));
   BATON_TRY(DeclareNodeOutputs(*nodes, what, g));
   for (const json& jn : *nodes) {
-    BATON_ASSIGN_OR_RETURN(Node n, ReadNode(jn, *g, what));
+    BATON_ASSIGN_OR_RETURN(Node n, ReadNode(jn, *g, what, options));
     g->nodes.push_back(std::move(n));
   }
   return {};
@@ -308,7 +349,7 @@ Check ReadOutputs(const json& root, const std::string& what, Graph* g) {
 }  // namespace
 
 Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_dir,
-                             const std::string& what) {
+                             const std::string& what, const ImportOptions& options) {
   BATON_ASSIGN_OR_RETURN(json root, internal::ParseJsonObject(text, what, "graph"));
   Graph g;
   BATON_ASSIGN_OR_RETURN(g.name, internal::OptionalString(root, "name", "graph", what));
@@ -320,7 +361,7 @@ Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_di
                        fill_initializer));
   BATON_ASSIGN_OR_RETURN(
       g.inputs, AddTensors(root, "inputs", ListNeed::kRequired, "input", what, &g, FillInput));
-  BATON_TRY(ReadNodes(root, what, &g));
+  BATON_TRY(ReadNodes(root, what, options, &g));
   BATON_TRY(ReadOutputs(root, what, &g));
   Check valid = Validate(g);
   if (!valid.ok()) return Fail(what + ": " + valid.error());
@@ -329,19 +370,19 @@ Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_di
   return g;
 }
 
-Result<Graph> ImportJson(const std::string& path) {
+Result<Graph> ImportJson(const std::string& path, const ImportOptions& options) {
   BATON_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
-  return ParseGraphJson(text, dir, path);
+  return ParseGraphJson(text, dir, path, options);
 }
 
-Result<Graph> ImportModel(const std::string& path) {
+Result<Graph> ImportModel(const std::string& path, const ImportOptions& options) {
   const std::string ext = ".onnx";
   if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) {
-    return ImportOnnx(path);
+    return ImportOnnx(path, options);
   }
-  return ImportJson(path);
+  return ImportJson(path, options);
 }
 
 }  // namespace baton::planner

@@ -148,8 +148,39 @@ bool StaticType(const onnx::ValueInfoProto& vi, DType* out_dtype, std::vector<in
   return true;
 }
 
-Result<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& where) {
+// The custom-op name of a node: "domain::op_type", the default domain
+// written "ai.onnx" (IsCustomOp).
+std::string CustomOpName(const onnx::NodeProto& proto) {
+  return (IsDefaultDomain(proto.domain()) ? std::string("ai.onnx") : proto.domain()) +
+         "::" + proto.op_type();
+}
+
+// Whether `proto` becomes a custom op: its "domain::op_type" is declared.
+bool IsDeclaredCustom(const onnx::NodeProto& proto, const ImportOptions& options) {
+  return options.Declares(CustomOpName(proto));
+}
+
+// `custom`: the attribute of a custom op, which keeps STRINGS as a list and
+// takes TENSOR values (built-in ops hold STRINGS comma-joined).
+Result<Attr> ConvertAttr(const onnx::AttributeProto& a, const std::string& where,
+                         bool custom = false) {
   Attr attr;
+  if (custom && a.type() == onnx::AttributeProto::STRINGS) {
+    attr.kind = Attr::Kind::kStrings;
+    attr.strings.assign(a.strings().begin(), a.strings().end());
+    return attr;
+  }
+  if (custom && a.type() == onnx::AttributeProto::TENSOR) {
+    auto converted = ConvertTensor(a.t(), a.name());
+    if (!converted.ok()) return Fail(where + ": attribute " + converted.error());
+    attr.kind = Attr::Kind::kTensor;
+    attr.t = std::move(converted).value();
+    if (attr.t.shape.size() > 8) {  // the runtime's kMaxRank
+      return Fail(where + ": tensor attribute '" + a.name() + "' has rank " +
+                  std::to_string(attr.t.shape.size()) + ", at most 8 is supported");
+    }
+    return attr;
+  }
   switch (a.type()) {
     case onnx::AttributeProto::INT:
       attr.kind = Attr::Kind::kInt;
@@ -369,6 +400,8 @@ void AddLegacySoftmaxAxis(Node* node) {
 // model's (topological) order.
 class Importer {
  public:
+  explicit Importer(const ImportOptions& options) : options_(options) {}
+
   Result<Graph> Run(const onnx::ModelProto& model, int64_t opset) {
     const onnx::GraphProto& g = model.graph();
     graph_.name = g.name();
@@ -387,6 +420,7 @@ class Importer {
       const int t = Find(vi.name());
       if (t >= 0) Declare(vi, t);
     }
+    BATON_TRY(TypeCustomOutputs());
     return std::move(graph_);
   }
 
@@ -448,10 +482,15 @@ class Importer {
   Check ImportNodes(const onnx::GraphProto& g, int64_t opset) {
     const std::vector<std::string> names = NodeNames(g);
     BATON_TRY(CheckNodeOrder(g, names, [this](const std::string& name) { return Find(name) >= 0; }));
-    BATON_TRY(CheckOpsSupported(g, names));
+    BATON_TRY(CheckOpsSupported(g, names, options_));
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
       const std::string where = "node '" + names[i] + "' (op '" + proto.op_type() + "')";
+      if (IsDeclaredCustom(proto, options_)) {
+        BATON_ASSIGN_OR_RETURN(Node node, ConvertNode(proto, names[i], where, CustomOpName(proto)));
+        graph_.nodes.push_back(std::move(node));
+        continue;
+      }
       if (proto.op_type() == "Slice" && opset < 10) {
         return Fail(where + ": Slice before opset 10 (attributes) is not supported; re-export "
                             "with opset 11 or later");
@@ -479,11 +518,21 @@ class Importer {
   // it) is, and so is the output of any op Baton can evaluate on constant
   // inputs. Without unknown ops, shape inference and Simplify report those
   // exactly (CheckFoldOnlyOps).
-  static Check CheckOpsSupported(const onnx::GraphProto& g, const std::vector<std::string>& names) {
+  // Declared custom ops are supported, and never constant.
+  static Check CheckOpsSupported(const onnx::GraphProto& g, const std::vector<std::string>& names,
+                                 const ImportOptions& options) {
     std::vector<std::pair<std::string, std::string>> unsupported;
     std::vector<bool> unknown(g.node_size(), false);
+    std::string example;  // the first unknown op, as --custom-op would name it
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& proto = g.node(i);
+      if (IsDeclaredCustom(proto, options)) {
+        unknown[i] = true;  // not an error: skipped by the constness walk below
+        continue;
+      }
+      const bool known = IsDefaultDomain(proto.domain()) && IsSupportedOp(proto.op_type()) &&
+                         proto.op_type() != "__copy";
+      if (!known && example.empty()) example = CustomOpName(proto);
       if (!IsDefaultDomain(proto.domain())) {
         unsupported.emplace_back(proto.op_type() + " (domain '" + proto.domain() + "')", names[i]);
         unknown[i] = true;
@@ -522,7 +571,13 @@ class Importer {
         unsupported.emplace_back(op + " (fold-only, an input is not constant)", names[i]);
       }
     }
-    return Fail(UnsupportedOpsMessage(unsupported));
+    if (example.empty()) return Fail(UnsupportedOpsMessage(unsupported));
+    return Fail(UnsupportedOpsMessage(unsupported) +
+                "; an op whose kernel the application provides can be declared a custom op: "
+                "baton plan --custom-op DOMAIN::NAME (here e.g. --custom-op " +
+                example +
+                "), or list \"DOMAIN::NAME\" in a target device's \"ops\" (docs/porting.md, "
+                "Custom ops)");
   }
 
   // ConstantOfShape's `value` tensor attribute (one element) becomes a scalar
@@ -558,12 +613,18 @@ class Importer {
 
   // A node with its attributes, and its inputs and outputs as tensors (the
   // outputs new ones).
+  // `custom_op`: the node's custom-op name, or "" for a built-in op.
   Result<Node> ConvertNode(const onnx::NodeProto& proto, const std::string& name,
-                           const std::string& where) {
+                           const std::string& where, const std::string& custom_op = "") {
     Node node;
     node.name = name;
-    node.op = proto.op_type();
+    node.op = custom_op.empty() ? proto.op_type() : custom_op;
     for (const auto& a : proto.attribute()) {
+      if (!custom_op.empty()) {
+        BATON_ASSIGN_OR_RETURN(Attr attr, ConvertAttr(a, where, /*custom=*/true));
+        node.attrs[a.name()] = std::move(attr);
+        continue;
+      }
       if (node.op == "ConstantOfShape" && a.name() == "value" &&
           a.type() == onnx::AttributeProto::TENSOR) {
         BATON_TRY(ConvertConstantOfShapeValue(a, where, &node));
@@ -615,6 +676,35 @@ class Importer {
     return Check();
   }
 
+  // Baton cannot infer a custom op's outputs: they take the dtype and
+  // static shape the model declares (value_info, graph outputs).
+  Check TypeCustomOutputs() {
+    std::map<int, const Declared*> declared;
+    for (const Declared& d : declared_) declared.emplace(d.tensor, &d);
+    for (const Node& node : graph_.nodes) {
+      if (!IsCustomOp(node.op)) continue;
+      for (int t : node.outputs) {
+        Tensor& tensor = graph_.tensors[t];
+        auto it = declared.find(t);
+        if (it == declared.end()) {
+          return Fail(
+              "node '" + node.name + "' (custom op '" + node.op + "'): output '" + tensor.name +
+              "' has no static shape and dtype in the model; Baton cannot "
+              "infer a custom op's outputs, so annotate '" +
+              tensor.name + "' (a value_info or graph output entry with elem_type and every dim)");
+        }
+        if (!ShapeFits(it->second->shape)) {
+          return Fail("node '" + node.name + "': output '" + tensor.name + "' is too large");
+        }
+        tensor.dtype = it->second->dtype;
+        tensor.shape = it->second->shape;
+        tensor.shape_known = true;
+      }
+    }
+    return Check();
+  }
+
+  const ImportOptions& options_;
   Graph graph_;
   std::map<std::string, int> index_;
   std::vector<int> legacy_softmax_;
@@ -811,7 +901,7 @@ void AddOnnxShapes(onnx::ModelProto* model) {
   }
 }
 
-Result<Graph> ImportModelBytes(const std::string& bytes) {
+Result<Graph> ImportModelBytes(const std::string& bytes, const ImportOptions& options) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) return Fail("not a valid ONNX model (protobuf parse failed)");
   if (!model.has_graph()) return Fail("model has no graph");
@@ -831,7 +921,7 @@ Result<Graph> ImportModelBytes(const std::string& bytes) {
   // QDQ form, which Baton runs.
   internal::LowerQLinearOps(model.mutable_graph());
 
-  Importer importer;
+  Importer importer(options);
   BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));
   BATON_TRY(Validate(graph));
   BATON_TRY(InferShapes(&graph));
@@ -843,10 +933,10 @@ Result<Graph> ImportModelBytes(const std::string& bytes) {
 
 }  // namespace
 
-Result<Graph> ImportOnnx(const std::string& path) {
+Result<Graph> ImportOnnx(const std::string& path, const ImportOptions& options) {
   auto bytes = ReadFile(path);
   if (!bytes.ok()) return Fail(bytes.error());
-  auto graph = ImportModelBytes(*bytes);
+  auto graph = ImportModelBytes(*bytes, options);
   if (!graph.ok()) return Fail(path + ": " + graph.error());
   if (graph->name.empty()) {
     const size_t slash = path.find_last_of('/');

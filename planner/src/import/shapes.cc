@@ -168,6 +168,24 @@ Check PropagateValues(const Graph& graph, const Node& node, const OpDef& def, Va
   return Check();
 }
 
+// A custom op's outputs keep the types the importer gave them from the
+// model; its inputs must be known.
+Check CheckCustomNode(const Graph& graph, const Node& node) {
+  for (int t : node.inputs) {
+    if (t >= 0 && !graph.tensors[t].shape_known) {
+      return Fail("node '" + node.name + "': input '" + graph.tensors[t].name +
+                  "' has unknown shape");
+    }
+  }
+  for (int t : node.outputs) {
+    if (!graph.tensors[t].shape_known) {
+      return Fail("node '" + node.name + "' (custom op '" + node.op + "'): output '" +
+                  graph.tensors[t].name + "' has no declared shape; annotate it in the model");
+    }
+  }
+  return Check();
+}
+
 }  // namespace
 
 Check InferShapes(Graph* graph) {
@@ -175,6 +193,10 @@ Check InferShapes(Graph* graph) {
   BATON_ASSIGN_OR_RETURN(Values values, SeedValues(*graph));
   for (int n : order) {
     const Node& node = graph->nodes[n];
+    if (IsCustomOp(node.op)) {
+      BATON_TRY(CheckCustomNode(*graph, node));
+      continue;
+    }
     const OpDef* def = FindOp(node.op);
     if (def == nullptr) return Fail("node '" + node.name + "': unsupported op '" + node.op + "'");
     BATON_TRY(CheckArity(node, *def));

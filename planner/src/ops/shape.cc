@@ -92,7 +92,10 @@ Check InferConstantValueImpl(InferContext& c, Tensor* out_value) {
       put(a->ints.data(), a->ints.size() * sizeof(int64_t));
       break;
     case Attr::Kind::kString:
+    case Attr::Kind::kStrings:
       return c.Err("string constants are not supported");
+    case Attr::Kind::kTensor:
+      return c.Err("tensor constants are read by the importer, not here");
   }
   out_value->is_constant = true;
   return Check();

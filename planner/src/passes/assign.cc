@@ -103,7 +103,8 @@ Check ApplyRule(const AssignRule& rule, const std::vector<int>& op_rank, Program
   return {};
 }
 
-// Moves nodes their device cannot run to the fallback device, listing them
+// Moves nodes their device cannot run to the fallback device (a custom op
+// the fallback does not list: to the first device that lists it), listing them
 // in p->fallbacks.
 Check ApplyFallbacks(Program* p, std::vector<int>* device) {
   const Graph& g = p->graph;
@@ -114,17 +115,29 @@ Check ApplyFallbacks(Program* p, std::vector<int>* device) {
     std::string why;
     if (DeviceCanRun(g, t.devices[dev], node, &why)) continue;
     std::string fallback_why;
+    int placed = t.fallback;
     if (!DeviceCanRun(g, t.devices[t.fallback], node, &fallback_why)) {
-      return Fail("node '" + node.name + "' (op " + node.op +
-                  "): no device can run it: " + t.devices[dev].name + ": " + why + "; fallback " +
-                  t.devices[t.fallback].name + ": " + fallback_why);
+      // A custom op runs only where a device lists it: the first such
+      // device (in target order) when the fallback does not.
+      placed = -1;
+      std::string ignored;
+      for (size_t d = 0; IsCustomOp(node.op) && d < t.devices.size() && placed < 0; ++d) {
+        if (DeviceCanRun(g, t.devices[d], node, &ignored)) placed = static_cast<int>(d);
+      }
+      if (placed < 0) {
+        return Fail("node '" + node.name + "' (op " + node.op +
+                    "): no device can run it: " + t.devices[dev].name + ": " + why + "; fallback " +
+                    t.devices[t.fallback].name + ": " + fallback_why +
+                    (IsCustomOp(node.op) ? "; a custom op runs only on devices that list it in "
+                                           "\"ops\" (or on the fallback with --custom-op)"
+                                         : ""));
+      }
     }
-    if (dev != t.fallback) {
-      p->fallbacks.push_back({node.name, node.op, t.devices[dev].name,
-                              t.devices[t.fallback].name, why,
+    if (dev != placed) {
+      p->fallbacks.push_back({node.name, node.op, t.devices[dev].name, t.devices[placed].name, why,
                               t.devices[dev].Runs(node.op) ? "dtype" : "op"});
     }
-    dev = t.fallback;
+    dev = placed;
   }
   return {};
 }

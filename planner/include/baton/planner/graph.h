@@ -42,13 +42,17 @@ struct Tensor {
 bool ShapeFits(const std::vector<int64_t>& shape);
 
 struct Attr {
-  enum class Kind { kInt, kFloat, kInts, kFloats, kString };
+  // kStrings and kTensor only on custom ops (IsCustomOp); the attributes of
+  // built-in ops keep an ONNX STRINGS attribute comma-joined in a kString.
+  enum class Kind { kInt, kFloat, kInts, kFloats, kString, kStrings, kTensor };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   float f = 0;
   std::vector<int64_t> ints;
   std::vector<float> floats;
   std::string s;  // kString; an ONNX STRINGS attribute is held comma-joined
+  std::vector<std::string> strings;  // kStrings
+  Tensor t;                          // kTensor: dtype, shape and data
 };
 
 struct Node {
@@ -86,8 +90,22 @@ struct Graph {
   Result<std::vector<int>> TopologicalOrder() const;
 };
 
-// The ops Baton can plan (ONNX names). Shape inference and lowering know them.
+// The ops Baton can plan: the ONNX names Baton knows (shape inference and
+// lowering know them), and custom ops.
 bool IsSupportedOp(const std::string& op);
+
+// A custom op: "domain::name" (e.g. "com.example::MyOp"; default-domain ops
+// are "ai.onnx::Name"). Its output shapes come from the model, its kernel
+// from the application (Op::Custom, docs/porting.md "Custom ops"); only
+// devices that list it by name run it (TargetDevice::Runs).
+bool IsCustomOp(const std::string& op);
+
+// The ops an importer turns into custom ops: "domain::name" strings, from
+// `baton plan --custom-op` and from the target's device op lists.
+struct ImportOptions {
+  std::vector<std::string> custom_ops;
+  bool Declares(const std::string& op) const;
+};
 
 // One error naming every op type of `ops` ((op type, node name) pairs in node
 // order), sorted by type, each with its count and first node:

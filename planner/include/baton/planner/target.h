@@ -3,6 +3,7 @@
 // copy links. Parsed from target JSON; every error names the file and field.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,14 @@ struct Cost {
   double launch_s = 0;
 };
 
+// A device's time for one op ("op_costs" in target JSON): `seconds` +
+// `per_element_s` x the elements of the node's outputs. Replaces Cost's
+// formula for the nodes of that op on that device.
+struct OpCost {
+  double seconds = 0;
+  double per_element_s = 0;
+};
+
 struct TargetDomain {
   std::string name;
   uint64_t bytes = 0;       // capacity
@@ -28,11 +37,16 @@ struct TargetDomain {
 struct TargetDevice {
   std::string name;
   schema::DeviceKind kind = schema::DeviceKind::Cpu;
-  bool all_ops = false;             // "ops": "*"
-  std::vector<std::string> ops;     // otherwise, ONNX op names
+  bool all_ops = false;  // "ops": "*" (every op Baton knows)
+  // ONNX op names and custom ops ("domain::name"). A custom op runs only on
+  // devices that list it: "*" does not include custom ops.
+  std::vector<std::string> ops;
   bool all_dtypes = false;          // "dtypes": "*"
   std::vector<std::string> dtypes;  // default {"float32"}
   Cost cost;
+  // "op_costs": per op name (as `baton inspect` prints it: "Conv",
+  // "com.example::MyOp"), a cost that replaces `cost` for that op.
+  std::map<std::string, OpCost> op_costs;
   std::vector<int> domains;         // indices into Target::domains
   bool Runs(const std::string& op) const;
   bool Handles(const std::string& dtype) const;
@@ -68,6 +82,14 @@ Result<Target> LoadTarget(const std::string& path);
 
 // The built-in single-CPU target used when `baton plan` gets no --target.
 Target DefaultCpuTarget();
+
+// The custom ops ("domain::name") some device of `target` lists, sorted.
+std::vector<std::string> ListedCustomOps(const Target& target);
+
+// `baton plan --custom-op NAME`: declares custom op `name` and lets the
+// target's fallback device run it (appends it to that device's ops, once).
+// An error when `name` is not "domain::name".
+Check DeclareCustomOp(const std::string& name, Target* target);
 
 const char* DeviceKindName(schema::DeviceKind kind);  // "cpu", "npu", ...
 

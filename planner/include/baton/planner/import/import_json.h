@@ -10,12 +10,14 @@
 
 namespace baton::planner {
 
-Result<Graph> ImportJson(const std::string& path);
+// A node whose op is "domain::name" (IsCustomOp) must be declared in
+// `options` and give its outputs' types in "output_types" (docs/formats.md).
+Result<Graph> ImportJson(const std::string& path, const ImportOptions& options = {});
 // `base_dir` resolves relative .npy paths; `what` names the source in errors.
 Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_dir,
-                             const std::string& what);
+                             const std::string& what, const ImportOptions& options = {});
 
 // Imports by extension: .onnx -> ImportOnnx, otherwise graph JSON.
-Result<Graph> ImportModel(const std::string& path);
+Result<Graph> ImportModel(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace baton::planner

@@ -18,6 +18,13 @@
 // - Opset-dependent semantics are normalized to the IR's (opset 13+): e.g.
 //   Softmax before opset 13 gets an explicit axis and must reduce a single
 //   axis.
+// - A node whose "domain::op_type" (the default domain written "ai.onnx")
+//   `options` declares becomes a custom op of that name (IsCustomOp), known
+//   op or not. Its attributes are kept (ints, floats, strings, tensors and
+//   their lists); its outputs take the dtype and static shape the model
+//   declares (value_info or graph outputs), and one without is an error
+//   naming the tensor. An undeclared unknown op is an error listing every
+//   unsupported op and suggesting --custom-op.
 // Every error is prefixed with the path and names the node, tensor or field
 // at fault. Host only.
 
@@ -27,6 +34,6 @@
 
 namespace baton::planner {
 
-Result<Graph> ImportOnnx(const std::string& path);
+Result<Graph> ImportOnnx(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace baton::planner

@@ -8,7 +8,9 @@
 // annotation naming an unknown device is an error. A node whose device cannot
 // run its op, or one of its tensors' dtypes, goes to the fallback device and
 // is listed in Program::fallbacks; if the fallback cannot run it either, the
-// plan fails naming the node.
+// plan fails naming the node. Exception: a custom op ("domain::name") the
+// fallback does not list goes to the first device (in target order) that
+// lists it and can run it; only devices that list a custom op run it.
 
 #include <string>
 #include <vector>
