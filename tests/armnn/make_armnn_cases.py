@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""ONNX regions for the Arm NN plugin tests (tests/armnn/armnn_plugin_test.cc)
+and their reference outputs from ONNX Runtime (tools/ort_ref.py).
+
+    make_armnn_cases.py OUT_DIR
+
+writes OUT_DIR/<case>/model.onnx, meta.txt ("input NAME DIMS..." and
+"output NAME DIMS..." lines, in graph order), in_<i>.bin and out_<i>.bin
+(raw little-endian float32). Cases:
+  conv_relu_pool    Conv(pads, bias) + Relu + MaxPool; initializers listed
+                    as graph inputs too (opset 11); out_pre_0.bin is the
+                    output for relu(x)
+  dw_clip_add       depthwise Conv + Clip(0, 6) + Add of a second input
+                    (opset 13)
+  dw_mult_avgpool   depthwise Conv with multiplier 2, stride 2, SAME_UPPER +
+                    AveragePool(count_include_pad) (opset 13)
+  gemm_softmax      Gemm(transB, alpha, beta) + Softmax(axis 1) (opset 11)
+  concat_outputs    Concat of two inputs' activations; an intermediate is
+                    also a region output, outputs in another order (opset 13)
+  mul_gap_reshape   Mul with broadcasting (constant [C,1,1] and an input
+                    [1,C,1,1]), Sigmoid, GlobalAveragePool, Flatten, MatMul,
+                    LeakyRelu, Tanh, Reshape, Sub, Div (opset 12)
+  unsupported       Conv + Erf (named erf1): the plugin must refuse it
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+from ort_ref import run_ort  # noqa: E402
+
+rng = np.random.default_rng(16)
+
+
+def f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def model(nodes, inputs, outputs, inits, opset, inits_as_inputs=False):
+    graph_inputs = [vi(n, s) for n, s in inputs]
+    if inits_as_inputs:
+        graph_inputs += [helper.make_tensor_value_info(
+            t.name, t.data_type, list(t.dims)) for t in inits]
+    g = helper.make_graph(nodes, "region", graph_inputs, [vi(n, s) for n, s in outputs], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    return m
+
+
+def cases():
+    out = {}
+    # (a)
+    out["conv_relu_pool"] = (model(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2])],
+        [("x", [1, 3, 8, 8])], [("y", [1, 4, 4, 4])],
+        [init("w", f32(4, 3, 3, 3, scale=0.3)), init("b", f32(4))], 11, inits_as_inputs=True),
+        {"x": f32(1, 3, 8, 8)})
+    # (b)
+    out["dw_clip_add"] = (model(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="dw", group=4, pads=[1, 1, 1, 1]),
+         helper.make_node("Clip", ["c", "lo", "hi"], ["k"], name="clip"),
+         helper.make_node("Add", ["k", "z"], ["y"], name="add")],
+        [("x", [1, 4, 8, 8]), ("z", [1, 4, 8, 8])], [("y", [1, 4, 8, 8])],
+        [init("w", f32(4, 1, 3, 3)), init("b", f32(4)),
+         init("lo", np.float32(0)), init("hi", np.float32(6))], 13),
+        {"x": f32(1, 4, 8, 8, scale=3), "z": f32(1, 4, 8, 8)})
+    out["dw_mult_avgpool"] = (model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="dw2", group=2, strides=[2, 2],
+                          auto_pad="SAME_UPPER"),
+         helper.make_node("AveragePool", ["c"], ["y"], name="avg", kernel_shape=[3, 3],
+                          pads=[1, 1, 1, 1], count_include_pad=1)],
+        [("x", [1, 2, 7, 7])], [("y", [1, 4, 4, 4])],
+        [init("w", f32(4, 1, 3, 3))], 13),
+        {"x": f32(1, 2, 7, 7)})
+    # (c)
+    out["gemm_softmax"] = (model(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="fc", transB=1, alpha=0.5, beta=2.0),
+         helper.make_node("Softmax", ["g"], ["y"], name="softmax", axis=1)],
+        [("x", [2, 16])], [("y", [2, 10])],
+        [init("w", f32(10, 16)), init("b", f32(10))], 11),
+        {"x": f32(2, 16)})
+    # (d)
+    out["concat_outputs"] = (model(
+        [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+         helper.make_node("Sigmoid", ["z"], ["s"], name="sig"),
+         helper.make_node("Concat", ["a", "s"], ["c"], name="concat", axis=-3),
+         helper.make_node("MaxPool", ["c"], ["y"], name="pool", kernel_shape=[3, 3],
+                          strides=[2, 2], ceil_mode=1)],
+        [("x", [1, 2, 6, 6]), ("z", [1, 3, 6, 6])], [("y", [1, 5, 3, 3]), ("a", [1, 2, 6, 6])],
+        [], 13),
+        {"x": f32(1, 2, 6, 6), "z": f32(1, 3, 6, 6)})
+    # (e)
+    out["mul_gap_reshape"] = (model(
+        [helper.make_node("Mul", ["x", "scale"], ["m"], name="mul_const"),
+         helper.make_node("Mul", ["m", "gate"], ["m2"], name="mul_input"),
+         helper.make_node("Sigmoid", ["m2"], ["s"], name="sig"),
+         helper.make_node("GlobalAveragePool", ["s"], ["p"], name="gap"),
+         helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+         helper.make_node("MatMul", ["f", "w"], ["mm"], name="matmul"),
+         helper.make_node("LeakyRelu", ["mm"], ["l"], name="leaky", alpha=0.2),
+         helper.make_node("Tanh", ["l"], ["t"], name="tanh"),
+         helper.make_node("Sub", ["t", "off"], ["u"], name="sub"),
+         helper.make_node("Div", ["u", "den"], ["d"], name="div"),
+         helper.make_node("Reshape", ["d", "shape"], ["y"], name="reshape")],
+        [("x", [1, 4, 5, 5]), ("gate", [1, 4, 1, 1])], [("y", [2, 3])],
+        [init("scale", f32(4, 1, 1)), init("w", f32(4, 6)), init("off", f32(6)),
+         init("den", np.float32(1.5)), init("shape", np.array([2, -1], dtype=np.int64))], 12),
+        {"x": f32(1, 4, 5, 5), "gate": f32(1, 4, 1, 1)})
+    out["unsupported"] = (model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+         helper.make_node("Erf", ["c"], ["y"], name="erf1")],
+        [("x", [1, 1, 4, 4])], [("y", [1, 1, 2, 2])], [init("w", f32(1, 1, 3, 3))], 13),
+        {"x": f32(1, 1, 4, 4)})
+    return out
+
+
+def main():
+    root = sys.argv[1]
+    all_cases = cases()
+    for name, (m, feeds) in all_cases.items():
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        onnx.save(m, path)
+        lines = []
+        inits = {t.name for t in m.graph.initializer}
+        k = 0
+        for i in m.graph.input:
+            if i.name in inits:
+                continue
+            feeds[i.name].tofile(os.path.join(d, f"in_{k}.bin"))
+            lines.append("input %s %s" % (i.name, " ".join(str(v) for v in feeds[i.name].shape)))
+            k += 1
+        if name == "unsupported":
+            results = [np.zeros([1, 1, 2, 2], np.float32)]
+        else:
+            outputs, _ = run_ort(path, feeds)
+            results = list(outputs.values())
+        for k, (o, r) in enumerate(zip(m.graph.output, results)):
+            r = np.ascontiguousarray(r, dtype=np.float32)
+            r.tofile(os.path.join(d, f"out_{k}.bin"))
+            lines.append("output %s %s" % (o.name, " ".join(str(v) for v in r.shape)))
+        if name == "conv_relu_pool":  # the region behind a cpu-queue Relu
+            pre, _ = run_ort(path, {"x": np.maximum(feeds["x"], 0)})
+            list(pre.values())[0].astype(np.float32).tofile(os.path.join(d, "out_pre_0.bin"))
+        with open(os.path.join(d, "meta.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(all_cases)} cases to {root}")
+
+
+if __name__ == "__main__":
+    main()
