@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -190,7 +191,8 @@ TEST_P(ArmnnCaseTest, MatchesOnnxRuntime) {
 INSTANTIATE_TEST_SUITE_P(Cases, ArmnnCaseTest,
                          ::testing::Combine(::testing::Values("conv_relu_pool", "dw_clip_add",
                                                               "dw_mult_avgpool", "gemm_softmax",
-                                                              "concat_outputs", "mul_gap_reshape"),
+                                                              "concat_outputs", "mul_gap_reshape",
+                                                              "pool_softmax", "torch_mobile"),
                                             ::testing::Bool()),
                          [](const auto& p) {
                            return std::get<0>(p.param) +
@@ -251,6 +253,34 @@ TEST(ArmnnPluginTest, MalformedOrMissingModelIsRejected) {
   EXPECT_NE(text.find("'model'"), std::string::npos) << text;
 }
 
+// Corrupted regions (every model byte in turn XOR 0x5A, sampled) either
+// load or fail prepare with a message; none may crash the process (Debian's
+// Arm NN aborts on failed assertions, so the plugin must check first).
+TEST(ArmnnPluginTest, CorruptedModelsFailCleanly) {
+  for (const char* name : {"conv_relu_pool", "mul_gap_reshape", "concat_outputs"}) {
+    const Case c = LoadCase(name);
+    size_t rejected = 0, tried = 0;
+    for (size_t at = 0; at < c.model.size(); at += 1 + c.model.size() / 97) {
+      std::vector<uint8_t> bad = c.model;
+      bad[at] ^= 0x5A;
+      const AlignedPlan plan = SubgraphPlan(c, Attributes(&bad));
+      PlanView view;
+      ASSERT_TRUE(PlanView::Load(plan.data(), plan.size(), &view).ok());
+      linux_port::Arenas arenas(view);
+      InlinePort port;
+      Executor executor;
+      LoadError error;
+      ++tried;
+      if (!executor.Init(view, Registry(), &port, arenas.buffers(), &error).ok()) {
+        ++rejected;
+        EXPECT_NE(std::string(error.text).find("armnn"), std::string::npos) << error.text;
+      }
+    }
+    EXPECT_GT(rejected, 0u) << name << ": " << tried << " tried";
+  }
+  ReleaseArmnnNetworks();
+}
+
 TEST(ArmnnPluginTest, NodeTensorsMustMatchTheModel) {
   Case c = LoadCase("conv_relu_pool");
   c.inputs[0].shape = {1, 3, 8, 4};  // the model says [1, 3, 8, 8]
@@ -297,6 +327,61 @@ TEST(ArmnnPluginTest, PreparingANodeAgainReplacesItsNetwork) {
   EXPECT_EQ(ArmnnLoadedNetworks(), 1u);
   ReleaseArmnnNetworks();
   EXPECT_EQ(ArmnnLoadedNetworks(), 0u);
+}
+
+// --- baton run -------------------------------------------------------------
+
+void WriteFile(const std::string& path, const void* data, size_t size) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+}
+
+// A float32 .npy (format 1.0) of `t`.
+void WriteNpy(const std::string& path, const TensorFile& t) {
+  std::string shape;
+  for (int64_t d : t.shape) shape += std::to_string(d) + ",";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  WriteFile(path, bytes.data(), bytes.size());
+}
+
+// The float32 payload of a .npy (format 1.0) file: its last `count` values.
+std::vector<float> ReadNpyTail(const std::string& path, size_t count) {
+  const std::vector<uint8_t> bytes = ReadBytes(path);
+  std::vector<float> out(count);
+  if (bytes.size() < count * sizeof(float)) return {};
+  memcpy(out.data(), bytes.data() + bytes.size() - count * sizeof(float), count * sizeof(float));
+  return out;
+}
+
+// `baton run` registers the plugin for the queues that hold armnn nodes (the
+// npu queue here) and runs the plan from the command line.
+TEST(ArmnnPluginTest, BatonRunRunsArmnnRegions) {
+  const Case c = LoadCase("dw_clip_add");
+  const AlignedPlan plan = SubgraphPlan(c, Attributes(&c.model));
+  const std::string dir = std::string(BATON_ARMNN_CASES) + "/baton_run";
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  WriteFile(dir + "/plan.baton", plan.data(), plan.size());
+  std::string command =
+      std::string(BATON_TOOL) + " run " + dir + "/plan.baton --output-dir " + dir + "/out";
+  for (const TensorFile& t : c.inputs) {
+    WriteNpy(dir + "/" + t.name + ".npy", t);
+    command += " --input " + t.name + "=" + dir + "/" + t.name + ".npy";
+  }
+  const int rc = std::system((command + " > " + dir + "/log.txt 2>&1").c_str());
+  const std::vector<uint8_t> log = ReadBytes(dir + "/log.txt");
+  ASSERT_EQ(rc, 0) << command << "\n" << std::string(log.begin(), log.end());
+  const std::vector<float> y = ReadNpyTail(dir + "/out/y_out.npy", c.outputs[0].data.size());
+  ASSERT_EQ(y.size(), c.outputs[0].data.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], c.outputs[0].data[i], 1e-4f) << i;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ writes OUT_DIR/<case>/model.onnx, meta.txt ("input NAME DIMS..." and
   conv_relu_pool    Conv(pads, bias) + Relu + MaxPool; initializers listed
                     as graph inputs too (opset 11); out_pre_0.bin is the
                     output for relu(x)
-  dw_clip_add       depthwise Conv + Clip(0, 6) + Add of a second input
+  dw_clip_add       depthwise Conv (dilated) + Clip(0, 6) + Add of a second input
                     (opset 13)
   dw_mult_avgpool   depthwise Conv with multiplier 2, stride 2, SAME_UPPER +
                     AveragePool(count_include_pad) (opset 13)
@@ -20,6 +20,10 @@ writes OUT_DIR/<case>/model.onnx, meta.txt ("input NAME DIMS..." and
   mul_gap_reshape   Mul with broadcasting (constant [C,1,1] and an input
                     [1,C,1,1]), Sigmoid, GlobalAveragePool, Flatten, MatMul,
                     LeakyRelu, Tanh, Reshape, Sub, Div (opset 12)
+  pool_softmax      AveragePool(pads, count_include_pad 0), Softmax(axis 1 of
+                    4-D, opset 11), GlobalMaxPool, Conv(SAME_LOWER, stride),
+                    Identity; three outputs
+  torch_mobile      a MobileNet-like block from torch.onnx.export (opset 13)
   unsupported       Conv + Erf (named erf1): the plugin must refuse it
 """
 import os
@@ -60,6 +64,26 @@ def model(nodes, inputs, outputs, inits, opset, inits_as_inputs=False):
     return m
 
 
+def torch_model():
+    """A MobileNet-like block as torch.onnx.export writes it (Constant nodes,
+    Clip with min/max inputs, Flatten, Gemm): conv, ReLU6, depthwise conv,
+    global average pool, linear, softmax."""
+    import io
+
+    import torch
+
+    torch.manual_seed(16)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU6(),
+        torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8), torch.nn.Hardtanh(-1.0, 2.0),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5),
+        torch.nn.Softmax(dim=1)).eval()
+    buf = io.BytesIO()
+    torch.onnx.export(net, torch.zeros(1, 3, 8, 8), buf, input_names=["x"], output_names=["y"],
+                      opset_version=13)
+    return onnx.load_from_string(buf.getvalue())
+
+
 def cases():
     out = {}
     # (a)
@@ -72,7 +96,8 @@ def cases():
         {"x": f32(1, 3, 8, 8)})
     # (b)
     out["dw_clip_add"] = (model(
-        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="dw", group=4, pads=[1, 1, 1, 1]),
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="dw", group=4, pads=[2, 2, 2, 2],
+                          dilations=[2, 2]),
          helper.make_node("Clip", ["c", "lo", "hi"], ["k"], name="clip"),
          helper.make_node("Add", ["k", "z"], ["y"], name="add")],
         [("x", [1, 4, 8, 8]), ("z", [1, 4, 8, 8])], [("y", [1, 4, 8, 8])],
@@ -121,6 +146,18 @@ def cases():
         [init("scale", f32(4, 1, 1)), init("w", f32(4, 6)), init("off", f32(6)),
          init("den", np.float32(1.5)), init("shape", np.array([2, -1], dtype=np.int64))], 12),
         {"x": f32(1, 4, 5, 5), "gate": f32(1, 4, 1, 1)})
+    out["pool_softmax"] = (model(
+        [helper.make_node("AveragePool", ["x"], ["a"], name="avg", kernel_shape=[3, 3],
+                          strides=[2, 2], pads=[1, 1, 1, 1]),
+         helper.make_node("Softmax", ["a"], ["y"], name="softmax", axis=1),
+         helper.make_node("GlobalMaxPool", ["a"], ["g"], name="gmp"),
+         helper.make_node("Conv", ["x", "w"], ["c"], name="conv_same", auto_pad="SAME_LOWER",
+                          strides=[2, 2]),
+         helper.make_node("Identity", ["c"], ["i"], name="ident")],
+        [("x", [1, 2, 7, 7])], [("y", [1, 2, 4, 4]), ("g", [1, 2, 1, 1]), ("i", [1, 3, 4, 4])],
+        [init("w", f32(3, 2, 3, 3))], 11),
+        {"x": f32(1, 2, 7, 7)})
+    out["torch_mobile"] = (torch_model(), None)
     out["unsupported"] = (model(
         [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
          helper.make_node("Erf", ["c"], ["y"], name="erf1")],
@@ -133,6 +170,8 @@ def main():
     root = sys.argv[1]
     all_cases = cases()
     for name, (m, feeds) in all_cases.items():
+        if feeds is None:  # torch_mobile: one input x
+            feeds = {"x": f32(1, 3, 8, 8)}
         d = os.path.join(root, name)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "model.onnx")

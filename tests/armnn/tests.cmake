@@ -18,6 +18,8 @@ target_include_directories(baton_armnn_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests
 target_link_libraries(baton_armnn_tests PRIVATE baton_armnn baton_runtime baton_kernels
                       baton_port_linux GTest::gtest GTest::gtest_main)
 target_compile_options(baton_armnn_tests PRIVATE ${BATON_WARNINGS})
-target_compile_definitions(baton_armnn_tests PRIVATE BATON_ARMNN_CASES="${_armnn_cases}")
+target_compile_definitions(baton_armnn_tests PRIVATE BATON_ARMNN_CASES="${_armnn_cases}"
+                           BATON_TOOL="$<TARGET_FILE:baton>")
+add_dependencies(baton_armnn_tests baton)  # BatonRunRunsArmnnRegions
 gtest_discover_tests(baton_armnn_tests TEST_PREFIX "armnn." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 120 FIXTURES_REQUIRED armnn_cases)

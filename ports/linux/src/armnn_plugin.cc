@@ -352,6 +352,7 @@ class NetworkBuilder {
     if (!n.domain().empty() && n.domain() != "ai.onnx") {
       Fail("op domain '" + n.domain() + "' is not supported", StatusCode::kUnimplemented);
     }
+    if (n.output_size() < 1 || n.output(0).empty()) Fail("node has no output");
     const std::string& op = n.op_type();
     if (op == "Constant") return AddConstant();
     if (op == "Identity") return Record(Operand(0));
@@ -618,8 +619,10 @@ class NetworkBuilder {
       d.m_StrideY = w.stride[0];
       d.m_StrideX = w.stride[1];
       for (int k = 0; k < 2; ++k) {
-        if (kernel[k] < 1 || x.dims[2 + k] + w.pad[k] + w.pad[k + 2] < kernel[k]) {
-          Fail("kernel_shape " + DimsText(kernel) + " does not fit the padded input " +
+        if (kernel[k] < 1 || x.dims[2 + k] + w.pad[k] + w.pad[k + 2] < kernel[k] ||
+            w.pad[k] >= kernel[k] || w.pad[k + 2] >= kernel[k]) {
+          Fail("kernel_shape " + DimsText(kernel) +
+               " does not fit the padded input (or a pad is not smaller than the kernel) " +
                DimsText(x.dims));
         }
       }
