@@ -188,16 +188,15 @@ TEST_P(ArmnnCaseTest, MatchesOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ArmnnCaseTest,
-                         ::testing::Combine(::testing::Values("conv_relu_pool", "dw_clip_add",
-                                                              "dw_mult_avgpool", "gemm_softmax",
-                                                              "concat_outputs", "mul_gap_reshape",
-                                                              "pool_softmax", "torch_mobile"),
-                                            ::testing::Bool()),
-                         [](const auto& p) {
-                           return std::get<0>(p.param) +
-                                  (std::get<1>(p.param) ? "_threaded" : "_cooperative");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ArmnnCaseTest,
+    ::testing::Combine(::testing::Values("conv_relu_pool", "dw_clip_add", "dw_mult_avgpool",
+                                         "gemm_softmax", "concat_outputs", "mul_gap_reshape",
+                                         "pool_softmax", "bn_hardswish", "torch_mobile"),
+                       ::testing::Bool()),
+    [](const auto& p) {
+      return std::get<0>(p.param) + (std::get<1>(p.param) ? "_threaded" : "_cooperative");
+    });
 
 // A reference Relu on the cpu queue feeds the region on the npu queue (a
 // cross-queue wait): the region sees relu(x); the reference is ORT's output

@@ -23,6 +23,7 @@ writes OUT_DIR/<case>/model.onnx, meta.txt ("input NAME DIMS..." and
   pool_softmax      AveragePool(pads, count_include_pad 0), Softmax(axis 1 of
                     4-D, opset 11), GlobalMaxPool, Conv(SAME_LOWER, stride),
                     Identity; three outputs
+  bn_hardswish      BatchNormalization (inference) + HardSwish (opset 14)
   torch_mobile      a MobileNet-like block from torch.onnx.export (opset 13)
   unsupported       Conv + Erf (named erf1): the plugin must refuse it
 """
@@ -157,6 +158,14 @@ def cases():
         [("x", [1, 2, 7, 7])], [("y", [1, 2, 4, 4]), ("g", [1, 2, 1, 1]), ("i", [1, 3, 4, 4])],
         [init("w", f32(3, 2, 3, 3))], 11),
         {"x": f32(1, 2, 7, 7)})
+    out["bn_hardswish"] = (model(
+        [helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["n"], name="bn",
+                          epsilon=1e-3),
+         helper.make_node("HardSwish", ["n"], ["y"], name="hswish")],
+        [("x", [1, 3, 5, 5])], [("y", [1, 3, 5, 5])],
+        [init("s", f32(3)), init("b", f32(3)), init("mean", f32(3)),
+         init("var", np.abs(f32(3)) + 0.5)], 14),
+        {"x": f32(1, 3, 5, 5, scale=3)})
     out["torch_mobile"] = (torch_model(), None)
     out["unsupported"] = (model(
         [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),

@@ -364,7 +364,9 @@ class NetworkBuilder {
     if (op == "Tanh") return AddActivation(armnn::ActivationFunction::TanH, 1, 1);
     if (op == "LeakyRelu")
       return AddActivation(armnn::ActivationFunction::LeakyReLu, Float("alpha", 0.01f), 0);
+    if (op == "HardSwish") return AddActivation(armnn::ActivationFunction::HardSwish, 0, 0);
     if (op == "Clip") return AddClip();
+    if (op == "BatchNormalization") return AddBatchNorm();
     if (op == "MaxPool") return AddPool(armnn::PoolingAlgorithm::Max, false);
     if (op == "AveragePool") return AddPool(armnn::PoolingAlgorithm::Average, false);
     if (op == "GlobalAveragePool") return AddPool(armnn::PoolingAlgorithm::Average, true);
@@ -404,6 +406,31 @@ class NetworkBuilder {
     }
     AddActivation(armnn::ActivationFunction::BoundedReLu, hi, lo);
   }
+  // Inference form only: scale, B, mean and var are constants of C values.
+  void AddBatchNorm() {
+    NoExtraOutputs(1);
+    const Value x = Operand(0);
+    if (x.dims.size() < 2) Fail("input must have rank 2 or more");
+    const int64_t c = x.dims[1];
+    for (int k = 1; k <= 4; ++k) {
+      if (static_cast<int64_t>(ConstF(k).size()) != c) {
+        Fail("input '" + In(k) + "' must have " + std::to_string(c) + " values (one per channel)");
+      }
+    }
+    if (Int("training_mode", 0) != 0)
+      Fail("training_mode is not supported", StatusCode::kUnimplemented);
+    armnn::BatchNormalizationDescriptor d;
+    d.m_Eps = Float("epsilon", 1e-5f);
+    d.m_DataLayout = armnn::DataLayout::NCHW;
+    const armnn::TensorInfo info = Info({c});
+    Finish(net_->AddBatchNormalizationLayer(d, armnn::ConstTensor(info, ConstF(3).data()),
+                                            armnn::ConstTensor(info, ConstF(4).data()),
+                                            armnn::ConstTensor(info, ConstF(2).data()),
+                                            armnn::ConstTensor(info, ConstF(1).data()),
+                                            Name().c_str()),
+           {x});
+  }
+
   float ScalarOf(int k) const {
     const std::vector<float>& v = ConstF(k);
     if (v.size() != 1) Fail("input '" + In(k) + "' must be a scalar");

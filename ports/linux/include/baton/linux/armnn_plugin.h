@@ -16,7 +16,8 @@
 //
 // prepare (Executor::Init, once per node) parses the model, builds an
 // armnn::INetwork layer by layer (supported ONNX ops: Conv incl. depthwise,
-// Gemm, MatMul with constant weights, Relu, Clip, Sigmoid, Tanh, LeakyRelu,
+// Gemm, MatMul with constant weights, BatchNormalization, Relu, Clip,
+// Sigmoid, Tanh, LeakyRelu, HardSwish,
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Add, Sub, Mul,
 // Div, Concat, Softmax, Reshape, Flatten, Constant, Identity), optimizes it
 // for the backends and loads it into one Arm NN runtime shared by all nodes
