@@ -217,6 +217,77 @@ TEST(ArmnnPluginTest, RunsAfterAReferenceKernelOnAnotherQueue) {
   }
 }
 
+// Two regions on two accelerator queues (npu0: conv_relu_pool, gpu0:
+// gemm_softmax), independent, so the threaded port runs their Arm NN
+// networks concurrently; two inferences in flight, eight submitted.
+TEST(ArmnnPluginTest, TwoRegionsRunConcurrentlyOnTwoQueues) {
+  const Case a = LoadCase("conv_relu_pool");
+  const Case g = LoadCase("gemm_softmax");
+  PlanBuilder b;
+  const uint32_t dram = b.Domain("dram", 1 << 16, 64);
+  const uint32_t npu = b.Queue("npu0", DeviceKind::Npu, {dram});
+  const uint32_t gpu = b.Queue("gpu0", DeviceKind::Gpu, {dram});
+  uint64_t offset = 0;
+  const auto arena = [&](const TensorFile& t) {
+    const uint64_t bytes = PlanBuilder::Bytes(t.shape, schema::DType::Float32);
+    const uint32_t id =
+        b.Arena(t.name + std::to_string(offset), t.shape, dram, offset, 2, (bytes + 63) / 64 * 64);
+    offset += 2 * ((bytes + 63) / 64 * 64);
+    return id;
+  };
+  const uint32_t xa = arena(a.inputs[0]), ya = arena(a.outputs[0]);
+  const uint32_t xg = arena(g.inputs[0]), yg = arena(g.outputs[0]);
+  const auto region = [&](const Case& c, uint32_t queue, uint32_t x, uint32_t y) {
+    const std::vector<uint8_t> attributes = Attributes(&c.model);
+    b.fbb().ForceVectorAlignment(attributes.size(), 1, 8);
+    const auto bytes = b.fbb().CreateVector(attributes);
+    const auto params = schema::CreateCustomParams(b.fbb(), b.fbb().CreateString("armnn"), bytes);
+    b.Node("region" + std::to_string(queue), Op::Subgraph, queue, {static_cast<int32_t>(x)}, {y},
+           {}, 0, schema::Params::CustomParams, params.Union());
+  };
+  region(a, npu, xa, ya);
+  region(g, gpu, xg, yg);
+  b.Inputs({xa, xg});
+  b.Outputs({ya, yg});
+  b.InFlight(2);
+  const AlignedPlan plan = b.Finish();
+
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterArmnnRuntime(&registry, DeviceKind::Npu).ok());
+  ASSERT_TRUE(RegisterArmnnRuntime(&registry, DeviceKind::Gpu).ok());
+  PlanView view;
+  LoadError error;
+  ASSERT_TRUE(PlanView::Load(plan.data(), plan.size(), &view, &error).ok()) << error.text;
+  linux_port::Arenas arenas(view);
+  linux_port::LinuxPort port(view, arenas.buffers());
+  Executor executor;
+  ASSERT_TRUE(executor.Init(view, registry, &port, arenas.buffers(), &error).ok()) << error.text;
+  ASSERT_TRUE(port.Start(&executor).ok());
+  const std::vector<float>& in_a = a.inputs[0].data;
+  const std::vector<float>& in_g = g.inputs[0].data;
+  int submitted = 0, retired = 0;
+  while (retired < 8) {
+    while (submitted < 8) {
+      const Status s = executor.SetInput(0, in_a.data(), in_a.size() * sizeof(float));
+      if (s.code() == StatusCode::kBusy) break;
+      ASSERT_TRUE(s.ok()) << s.message();
+      ASSERT_TRUE(executor.SetInput(1, in_g.data(), in_g.size() * sizeof(float)).ok());
+      ASSERT_TRUE(executor.Run().ok());
+      ++submitted;
+    }
+    if (submitted == 8) executor.Flush();
+    ASSERT_TRUE(executor.Wait().ok());
+    std::vector<float> out_a(a.outputs[0].data.size()), out_g(g.outputs[0].data.size());
+    const Buffer out[] = {{out_a.data(), out_a.size() * sizeof(float)},
+                          {out_g.data(), out_g.size() * sizeof(float)}};
+    ASSERT_TRUE(executor.GetOutputs(out).ok());
+    for (size_t i = 0; i < out_a.size(); ++i) ASSERT_NEAR(out_a[i], a.outputs[0].data[i], 1e-4f);
+    for (size_t i = 0; i < out_g.size(); ++i) ASSERT_NEAR(out_g[i], g.outputs[0].data[i], 1e-4f);
+    ++retired;
+  }
+  port.Stop();
+}
+
 std::string InitError(const AlignedPlan& plan, const KernelRegistry& registry, const Case& c,
                       StatusCode* code) {
   std::vector<std::vector<float>> out;

@@ -17,9 +17,9 @@
 // prepare (Executor::Init, once per node) parses the model, builds an
 // armnn::INetwork layer by layer (supported ONNX ops: Conv incl. depthwise,
 // Gemm, MatMul with constant weights, BatchNormalization, Relu, Clip,
-// Sigmoid, Tanh, LeakyRelu, HardSwish,
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Add, Sub, Mul,
-// Div, Concat, Softmax, Reshape, Flatten, Constant, Identity), optimizes it
+// Sigmoid, Tanh, LeakyRelu, HardSwish, MaxPool, AveragePool,
+// GlobalAveragePool, GlobalMaxPool, Add, Sub, Mul, Div, Concat, Softmax,
+// Reshape, Flatten, Constant, Identity; docs/porting.md), optimizes it
 // for the backends and loads it into one Arm NN runtime shared by all nodes
 // (created at the first prepare). Anything it cannot run (an unsupported op,
 // a malformed model, shapes that do not match the node's tensors, a backend
