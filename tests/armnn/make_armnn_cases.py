@@ -14,7 +14,8 @@ writes OUT_DIR/<case>/model.onnx, meta.txt ("input NAME DIMS..." and
                     (opset 13)
   dw_mult_avgpool   depthwise Conv with multiplier 2, stride 2, SAME_UPPER +
                     AveragePool(count_include_pad) (opset 13)
-  gemm_softmax      Gemm(transB, alpha, beta) + Softmax(axis 1) (opset 11)
+  gemm_softmax      Gemm(transB, alpha, beta) + Softmax(axis 1) (opset 11);
+                    a symbolic batch dimension
   concat_outputs    Concat of two inputs' activations; an intermediate is
                     also a region output, outputs in another order (opset 13)
   mul_gap_reshape   Mul with broadcasting (constant [C,1,1] and an input
@@ -117,7 +118,7 @@ def cases():
     out["gemm_softmax"] = (model(
         [helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="fc", transB=1, alpha=0.5, beta=2.0),
          helper.make_node("Softmax", ["g"], ["y"], name="softmax", axis=1)],
-        [("x", [2, 16])], [("y", [2, 10])],
+        [("x", ["batch", 16])], [("y", ["batch", 10])],
         [init("w", f32(10, 16)), init("b", f32(10))], 11),
         {"x": f32(2, 16)})
     # (d)
