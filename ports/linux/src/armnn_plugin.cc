@@ -36,9 +36,15 @@ std::string DimsText(const Dims& d) {
   return s + "]";
 }
 
+// Element count; a negative dimension or more than 2^40 elements (hostile
+// or corrupted models) is an error, never an overflow.
 int64_t Elements(const Dims& d) {
+  constexpr int64_t kMax = int64_t{1} << 40;
   int64_t n = 1;
-  for (int64_t v : d) n *= v;
+  for (int64_t v : d) {
+    if (v < 0 || (v > 0 && n > kMax / v)) Fail("shape " + DimsText(d) + " is invalid or too large");
+    n *= v;
+  }
   return n;
 }
 
@@ -754,7 +760,7 @@ class NetworkBuilder {
       shape = s.i;
     }
     const bool allow_zero = Int("allowzero", 0) != 0;
-    int64_t known = 1, infer = -1;
+    int64_t infer = -1;
     for (size_t k = 0; k < shape.size(); ++k) {
       if (shape[k] == 0 && !allow_zero) {
         if (k >= x.dims.size()) Fail("shape " + DimsText(shape) + ": 0 beyond the input rank");
@@ -763,11 +769,16 @@ class NetworkBuilder {
       if (shape[k] == -1) {
         if (infer >= 0) Fail("shape " + DimsText(shape) + " has two -1");
         infer = static_cast<int64_t>(k);
-      } else {
-        known *= shape[k];
+      } else if (shape[k] < 0) {
+        Fail("shape " + DimsText(shape) + " has a negative dimension");
       }
     }
-    if (infer >= 0 && known > 0) shape[static_cast<size_t>(infer)] = Elements(x.dims) / known;
+    if (infer >= 0) {
+      Dims rest = shape;
+      rest[static_cast<size_t>(infer)] = 1;
+      const int64_t known = Elements(rest);
+      if (known > 0) shape[static_cast<size_t>(infer)] = Elements(x.dims) / known;
+    }
     if (Elements(shape) != Elements(x.dims)) {
       Fail("cannot reshape " + DimsText(x.dims) + " to " + DimsText(shape));
     }
