@@ -297,13 +297,23 @@ std::string InitError(const AlignedPlan& plan, const KernelRegistry& registry, c
 }
 
 TEST(ArmnnPluginTest, UnsupportedOpNamesNodeAndOp) {
-  const Case c = LoadCase("unsupported");
-  StatusCode code;
-  const std::string text = InitError(SubgraphPlan(c, Attributes(&c.model)), Registry(), c, &code);
-  EXPECT_EQ(code, StatusCode::kUnimplemented);
-  EXPECT_NE(text.find("region"), std::string::npos) << text;
-  EXPECT_NE(text.find("erf1"), std::string::npos) << text;
-  EXPECT_NE(text.find("Erf"), std::string::npos) << text;
+  const struct {
+    const char* name;
+    const char* node;
+    const char* op;
+    const char* why;
+  } cases[] = {{"unsupported", "erf1", "(Erf)", "not supported"},
+               {"unsupported_group", "grouped", "(Conv)", "group 2"},
+               {"unsupported_softmax_axis", "sm_axis1", "(Softmax)", "other than the last"}};
+  for (const auto& u : cases) {
+    const Case c = LoadCase(u.name);
+    StatusCode code;
+    const std::string text = InitError(SubgraphPlan(c, Attributes(&c.model)), Registry(), c, &code);
+    EXPECT_EQ(code, StatusCode::kUnimplemented) << text;
+    for (const char* part : {"region", u.node, u.op, u.why}) {
+      EXPECT_NE(text.find(part), std::string::npos) << part << " not in: " << text;
+    }
+  }
 }
 
 TEST(ArmnnPluginTest, MalformedOrMissingModelIsRejected) {

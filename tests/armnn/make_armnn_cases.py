@@ -27,6 +27,8 @@ writes OUT_DIR/<case>/model.onnx, meta.txt ("input NAME DIMS..." and
   bn_hardswish      BatchNormalization (inference) + HardSwish (opset 14)
   torch_mobile      a MobileNet-like block from torch.onnx.export (opset 13)
   unsupported       Conv + Erf (named erf1): the plugin must refuse it
+  unsupported_group         Conv with group 2 of 4 channels (refused)
+  unsupported_softmax_axis  opset-13 Softmax over axis 1 of 4-D (refused)
 """
 import os
 import sys
@@ -173,6 +175,14 @@ def cases():
          helper.make_node("Erf", ["c"], ["y"], name="erf1")],
         [("x", [1, 1, 4, 4])], [("y", [1, 1, 2, 2])], [init("w", f32(1, 1, 3, 3))], 13),
         {"x": f32(1, 1, 4, 4)})
+    out["unsupported_group"] = (model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="grouped", group=2)],
+        [("x", [1, 4, 4, 4])], [("y", [1, 4, 2, 2])], [init("w", f32(4, 2, 3, 3))], 13),
+        {"x": f32(1, 4, 4, 4)})
+    out["unsupported_softmax_axis"] = (model(
+        [helper.make_node("Softmax", ["x"], ["y"], name="sm_axis1", axis=1)],
+        [("x", [1, 4, 2, 2])], [("y", [1, 4, 2, 2])], [], 13),
+        {"x": f32(1, 4, 2, 2)})
     return out
 
 
@@ -195,8 +205,9 @@ def main():
             feeds[i.name].tofile(os.path.join(d, f"in_{k}.bin"))
             lines.append("input %s %s" % (i.name, " ".join(str(v) for v in feeds[i.name].shape)))
             k += 1
-        if name == "unsupported":
-            results = [np.zeros([1, 1, 2, 2], np.float32)]
+        if name.startswith("unsupported"):  # no reference: prepare must refuse them
+            results = [np.zeros([d.dim_value for d in o.type.tensor_type.shape.dim], np.float32)
+                       for o in m.graph.output]
         else:
             outputs, _ = run_ort(path, feeds)
             results = list(outputs.values())
