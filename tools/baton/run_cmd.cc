@@ -10,6 +10,9 @@
 
 #include "baton/executor.h"
 #include "baton/linux/linux_port.h"
+#ifdef BATON_HAVE_ARMNN
+#include "baton/linux/armnn_plugin.h"
+#endif
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
 #include "commands.h"
@@ -210,6 +213,22 @@ int RunRun(const RunArgs& a) {
   linux_port::LinuxPort port(view, arenas.buffers(), options);
   KernelRegistry registry;
   if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
+#ifdef BATON_HAVE_ARMNN
+  // Arm NN regions (Subgraph nodes named "armnn") on the device kinds whose
+  // queues hold them. Without Arm NN the loader names "armnn" as missing.
+  bool armnn_kinds[kNumDeviceKinds] = {};
+  for (uint32_t n = 0; n < view.num_nodes(); ++n) {
+    const auto* custom = view.node(n)->params_as_CustomParams();
+    if (view.node(n)->op() == Op::Subgraph && custom && custom->name()->str() == "armnn") {
+      armnn_kinds[static_cast<uint32_t>(view.queue(view.node(n)->queue())->kind())] = true;
+    }
+  }
+  for (uint32_t k = 0; k < kNumDeviceKinds; ++k) {
+    if (armnn_kinds[k] && !RegisterArmnnRuntime(&registry, static_cast<DeviceKind>(k)).ok()) {
+      return fail("Arm NN registration failed");
+    }
+  }
+#endif
   auto executor = std::make_unique<Executor>();
   LoadError error;
   const Status status = executor->Init(view, registry, &port, arenas.buffers(), &error);
