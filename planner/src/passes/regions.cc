@@ -232,11 +232,8 @@ Check FormRegions(const std::vector<double>& node_macs, const std::vector<double
     region_nodes.push_back(std::move(node));
   }
 
-  // The new node list in topological order: every other node, and each
-  // region where its last node was (convexity makes that a valid order:
-  // whatever a region reads is computed before its last node, whatever
-  // reads it comes after... except readers of earlier members, so the
-  // order is repaired by a topological sort below).
+  // The new node list: every other node, and each region where its first
+  // node was; then sorted topologically (below).
   std::vector<Node> nodes;
   std::vector<int> device;
   std::vector<bool> pinned;
@@ -261,9 +258,9 @@ Check FormRegions(const std::vector<double>& node_macs, const std::vector<double
     }
   }
   g.nodes = std::move(nodes);
-  // A region placed at its first node may come before a producer of one of
-  // its later nodes' inputs: sort once more (the regions are convex, so an
-  // order exists; an error here is a bug in the merge rule).
+  // A region placed at its first node may come before the producer of a
+  // later node's input: sort once more (merges keep the graph of regions
+  // acyclic, so an order exists; an error here is a bug in the merge rule).
   Result<std::vector<int>> order = g.TopologicalOrder();
   if (!order.ok()) return Fail("internal: regions form a cycle: " + order.error());
   std::vector<Node> sorted;

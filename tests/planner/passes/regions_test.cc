@@ -253,20 +253,37 @@ TEST(RegionsTest, PlansAreByteIdentical) {
   EXPECT_EQ(PlanBytes(spec), first);
 }
 
-// --auto may use the runtime device; whatever it picks is planned with
-// regions, and the plan validates (PlanBytes checks it).
+// --auto may use the runtime device (here made fast, with no launch cost,
+// so it does); whatever it picks is planned with regions, and the plan
+// loads and validates.
 TEST(RegionsTest, AutoPlansWithRegions) {
-  PlanSpec spec(Model("multi"), "armnn_soc");
-  spec.auto_partition = true;
-  Program p;
-  ASSERT_FALSE(PlanBytes(spec, &p).empty());
-  for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
-    const int d = p.node_device[n];
+  auto graph = ImportModel(Model("multi"));
+  ASSERT_TRUE(graph.ok()) << graph.error();
+  auto target = LoadTarget(test::TargetPath("armnn_soc"));
+  ASSERT_TRUE(target.ok()) << target.error();
+  TargetDevice& npu = target->devices[target->FindDevice("npu")];
+  npu.cost = {1e13, 1e12, 0};
+  PlanOptions options;
+  options.auto_partition = true;
+  options.auto_time_limit_s = 1e7;
+  auto p = PlanGraph(std::move(graph).value(), std::move(target).value(), options);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_TRUE(p->auto_report.ran);
+  int regions = 0;
+  for (size_t n = 0; n < p->graph.nodes.size(); ++n) {
+    const int d = p->node_device[n];
+    if (p->graph.nodes[n].op == kSubgraphOp) ++regions;
     if (d < 0) continue;
     // No plain node sits on a runtime device: they are all in regions.
-    EXPECT_EQ(!p.target.devices[d].runtime.empty(), p.graph.nodes[n].op == kSubgraphOp)
-        << p.graph.nodes[n].name;
+    EXPECT_EQ(!p->target.devices[d].runtime.empty(), p->graph.nodes[n].op == kSubgraphOp)
+        << p->graph.nodes[n].name;
   }
+  EXPECT_GE(regions, 1);
+  auto bytes = EmitPlan(p.value());
+  ASSERT_TRUE(bytes.ok()) << bytes.error();
+  EXPECT_TRUE(VerifyWithRuntime(bytes.value()).ok());
+  auto valid = ValidatePlanSchedule(bytes->data(), bytes->size());
+  EXPECT_TRUE(valid.ok()) << valid.error();
 }
 
 // A plan with a region needs the runtime's plugin: without it the loader
