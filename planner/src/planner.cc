@@ -297,7 +297,13 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   Result<Program> planned = Fail("internal: not planned");
   if (!options.auto_partition) {
     BATON_TRY(FormRuntimeRegions(&p));
-    planned = PlanRules(std::move(p), options);
+    // A --split at a node inside a region splits at the region.
+    PlanOptions rules = options;
+    for (std::string& name : rules.split) {
+      const std::string region = RegionHolding(p.graph, name);
+      if (!region.empty()) name = region;
+    }
+    planned = PlanRules(std::move(p), rules);
   } else if (!HasRuntimeDevice(p.target)) {
     planned = internal::PlanAuto(std::move(p), options);
   } else {

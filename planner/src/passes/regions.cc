@@ -278,6 +278,22 @@ Check FormRegions(const std::vector<double>& node_macs, const std::vector<double
   return Check();
 }
 
+std::string RegionHolding(const Graph& g, const std::string& name) {
+  for (const Node& n : g.nodes) {
+    if (n.op != kSubgraphOp) continue;
+    const Attr* names = n.FindAttr(kNodesAttr);
+    if (names == nullptr) continue;
+    size_t start = 0;
+    while (start <= names->s.size()) {
+      size_t end = names->s.find('\0', start);
+      if (end == std::string::npos) end = names->s.size();
+      if (names->s.compare(start, end - start, name) == 0) return n.name;
+      start = end + 1;
+    }
+  }
+  return "";
+}
+
 Result<LoweredParams> LowerSubgraph(flatbuffers::FlatBufferBuilder* b, const Graph& graph,
                                     const Node& node) {
   (void)graph;

@@ -10,7 +10,8 @@ the ONNX Runtime check of the regions the planner serializes.
         each REGION model on the values of its graph inputs taken from that
         run, and compares its outputs with the same-named values of the full
         run. Prints one line per region; exits 0 when all match, 1 when one
-        does not, 77 when ONNX Runtime is not installed.
+        does not, 77 when ONNX Runtime is not installed (the test fails then too,
+        saying so).
 """
 import os
 import sys

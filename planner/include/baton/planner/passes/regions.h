@@ -55,6 +55,10 @@ std::string RegionOpSerializableWhy(const std::string& op);
 Check FormRegions(const std::vector<double>& node_macs, const std::vector<double>& node_bytes,
                   Program* p);
 
+// The name of the `__subgraph` node of `g` that merged node `name`, or ""
+// (for --split names, which may name a node inside a region).
+std::string RegionHolding(const Graph& g, const std::string& name);
+
 // The ONNX ModelProto bytes of the region of `g` made of `nodes` (in
 // topological order), whose graph inputs and outputs are `inputs` and
 // `outputs`, named `name`.
