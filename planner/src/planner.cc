@@ -177,7 +177,16 @@ Check FormRuntimeRegions(Program* p) {
   for (int d : p->node_device) any = any || (d >= 0 && !p->target.devices[d].runtime.empty());
   if (!any) return Check();
   BATON_ASSIGN_OR_RETURN(internal::NodeWork work, internal::BaseWork(internal::WithoutWeights(*p)));
-  return FormRegions(work.macs, work.bytes, p);
+  BATON_TRY(FormRegions(work.macs, work.bytes, p));
+  for (const Node& n : p->graph.nodes) {
+    if (n.op != kSubgraphOp || n.inputs.size() + n.outputs.size() <= kMaxNodeTensors) continue;
+    return Fail("region '" + n.name + "' (runtime " + n.GetString("runtime", "") + ") has " +
+                std::to_string(n.inputs.size()) + " inputs and " +
+                std::to_string(n.outputs.size()) + " outputs; the runtime supports at most " +
+                std::to_string(kMaxNodeTensors) +
+                " per node (BATON_MAX_NODE_TENSORS): place fewer of its nodes on the device");
+  }
+  return Check();
 }
 
 // Simulates the finished plan and records what PlanSummary holds: the

@@ -18,6 +18,7 @@ namespace {
 // com.microsoft QLinear ops) and ops whose attributes the IR does not keep
 // faithfully (STRINGS attributes: LSTM, GRU) are not listed.
 const std::set<std::string>& PlainOps() {
+  // clang-format off
   static const std::set<std::string> ops = {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "Softplus", "Elu", "PRelu",
@@ -25,6 +26,7 @@ const std::set<std::string>& PlainOps() {
       "GlobalAveragePool", "GlobalMaxPool", "Concat", "Softmax", "LogSoftmax", "Reshape",
       "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity", "BatchNormalization",
       "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "QuantizeLinear", "DequantizeLinear"};
+  // clang-format on
   return ops;
 }
 
@@ -36,12 +38,18 @@ const std::set<std::string>& FusedOps() {
 
 int32_t ElemType(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return onnx::TensorProto::FLOAT;
-    case DType::Int32: return onnx::TensorProto::INT32;
-    case DType::Int64: return onnx::TensorProto::INT64;
-    case DType::UInt8: return onnx::TensorProto::UINT8;
-    case DType::Int8: return onnx::TensorProto::INT8;
-    case DType::Bool: return onnx::TensorProto::BOOL;
+    case DType::Float32:
+      return onnx::TensorProto::FLOAT;
+    case DType::Int32:
+      return onnx::TensorProto::INT32;
+    case DType::Int64:
+      return onnx::TensorProto::INT64;
+    case DType::UInt8:
+      return onnx::TensorProto::UINT8;
+    case DType::Int8:
+      return onnx::TensorProto::INT8;
+    case DType::Bool:
+      return onnx::TensorProto::BOOL;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -243,8 +251,8 @@ std::string RegionOpSerializableWhy(const std::string& op) {
 }
 
 Result<std::string> SerializeRegion(const Graph& g, const std::vector<int>& nodes,
-                                    const std::vector<int>& inputs,
-                                    const std::vector<int>& outputs, const std::string& name) {
+                                    const std::vector<int>& inputs, const std::vector<int>& outputs,
+                                    const std::string& name) {
   onnx::ModelProto model;
   model.set_ir_version(8);  // opsets up to 17
   model.set_producer_name("baton");

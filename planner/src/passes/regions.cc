@@ -328,8 +328,8 @@ Result<LoweredParams> LowerSubgraph(flatbuffers::FlatBufferBuilder* b, const Gra
   }
   for (const Attr* a : {bytes, macs}) {
     const char* key = a == bytes ? kBytesAttr : kMacsAttr;
-    attrs.push_back(schema::CreateAttributeDirect(nb, key, schema::AttributeKind::Floats, nullptr,
-                                                  &a->floats));
+    attrs.push_back(
+        schema::CreateAttributeDirect(nb, key, schema::AttributeKind::Floats, nullptr, &a->floats));
   }
   {
     std::vector<flatbuffers::Offset<flatbuffers::String>> list;

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -166,8 +166,8 @@ TEST(RegionsTest, RegionOnOwnDomainGetsCopies) {
 // A pipeline split at a node inside a region splits at the region.
 TEST(RegionsTest, SplitAtARegionNode) {
   Program p;
-  const std::string bytes = PlanBytes(
-      PlanSpec(Model("passthrough"), "armnn_soc", {"@B=gpu", "@D=gpu"}, {"D"}, 2), &p);
+  const std::string bytes =
+      PlanBytes(PlanSpec(Model("passthrough"), "armnn_soc", {"@B=gpu", "@D=gpu"}, {"D"}, 2), &p);
   ASSERT_FALSE(bytes.empty());
   EXPECT_EQ(p.num_stages, 2);
   for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
@@ -185,10 +185,10 @@ TEST(RegionsTest, SplitAtARegionNode) {
 // outputs, fused Relu, Clip and Swish expanded back for ONNX.
 TEST(RegionsTest, RegionWithSeveralInputsAndOutputs) {
   Program p;
-  const std::string bytes = PlanBytes(
-      PlanSpec(Model("multi"), "armnn_soc",
-               {"Conv=npu", "Mul=npu", "Swish=npu", "Concat=npu", "@pre=a53"}),
-      &p);
+  const std::string bytes =
+      PlanBytes(PlanSpec(Model("multi"), "armnn_soc",
+                         {"Conv=npu", "Mul=npu", "Swish=npu", "Concat=npu", "@pre=a53"}),
+                &p);
   ASSERT_FALSE(bytes.empty());
   std::map<std::string, const Node*> regions = Regions(p);
   ASSERT_EQ(regions.size(), 1u);
@@ -197,8 +197,7 @@ TEST(RegionsTest, RegionWithSeveralInputsAndOutputs) {
   EXPECT_EQ(Names(p, r.outputs), std::vector<std::string>({"r1", "m", "cat", "y"}));
   const std::vector<PlanModel> models = PlanModels(bytes);
   ASSERT_EQ(models.size(), 1u);
-  EXPECT_EQ(models[0].members,
-            std::vector<std::string>({"conv1", "mul", "swish", "cat", "conv2"}));
+  EXPECT_EQ(models[0].members, std::vector<std::string>({"conv1", "mul", "swish", "cat", "conv2"}));
   ExpectRegionsReproduceModel(Model("multi"), bytes, "multi");
 }
 
@@ -258,8 +257,7 @@ TEST(RegionsTest, FormRegionsKeepsGroupsAcyclic) {
   // Regions in topological order of their first node: {a}, {c}, {d}; each
   // a separate node (d has no edge to any other candidate).
   EXPECT_EQ(ops, std::vector<std::string>({"__subgraph:__subgraph_0", "Neg:b",
-                                           "__subgraph:__subgraph_1",
-                                           "__subgraph:__subgraph_2"}));
+                                           "__subgraph:__subgraph_1", "__subgraph:__subgraph_2"}));
   EXPECT_EQ(p.node_device, std::vector<int>({npu, cpu, npu, npu}));
   EXPECT_EQ(p.node_pinned, std::vector<bool>({false, false, true, false}));
 }
@@ -321,7 +319,8 @@ TEST(RegionsTest, MissingPluginIsNamed) {
   for (uint32_t d = 0; d < loaded->view().num_domains(); ++d) {
     const size_t size = (loaded->view().domain(d)->bytes() + 63) / 64 * 64 + 64;
     arenas.emplace_back(static_cast<uint8_t*>(std::aligned_alloc(64, size)), &std::free);
-    buffers.push_back({arenas.back().get(), static_cast<size_t>(loaded->view().domain(d)->bytes())});
+    buffers.push_back(
+        {arenas.back().get(), static_cast<size_t>(loaded->view().domain(d)->bytes())});
   }
   InlinePort port;
   Executor executor;
@@ -337,22 +336,21 @@ TEST(RegionsTest, TargetErrorsNameTheField) {
       R"({"name": "t", "domains": [{"name": "dram", "bytes": 1024}], "devices": [)"
       R"({"name": "cpu0", "kind": "cpu", "domains": ["dram"]},)";
   auto bad_runtime = ParseTarget(
-      head + R"({"name": "npu", "kind": "npu", "runtime": 7, "domains": ["dram"], "ops": ["Conv"]}]})",
+      head +
+          R"({"name": "npu", "kind": "npu", "runtime": 7, "domains": ["dram"], "ops": ["Conv"]}]})",
       "t.json");
   ASSERT_FALSE(bad_runtime.ok());
   EXPECT_NE(bad_runtime.error().find("t.json"), std::string::npos) << bad_runtime.error();
   EXPECT_NE(bad_runtime.error().find("'runtime' must be a non-empty string"), std::string::npos)
       << bad_runtime.error();
-  auto bad_op = ParseTarget(head +
-                                R"({"name": "npu", "kind": "npu", "runtime": "armnn",)"
-                                R"( "domains": ["dram"], "ops": ["Conv", "QLinearLookup"]}]})",
+  auto bad_op = ParseTarget(head + R"({"name": "npu", "kind": "npu", "runtime": "armnn",)"
+                                   R"( "domains": ["dram"], "ops": ["Conv", "QLinearLookup"]}]})",
                             "t.json");
   ASSERT_FALSE(bad_op.ok());
   EXPECT_NE(bad_op.error().find("device 'npu'"), std::string::npos) << bad_op.error();
   EXPECT_NE(bad_op.error().find("'QLinearLookup'"), std::string::npos) << bad_op.error();
-  auto good = ParseTarget(head +
-                              R"({"name": "npu", "kind": "npu", "runtime": "armnn",)"
-                              R"( "domains": ["dram"], "ops": "*"}]})",
+  auto good = ParseTarget(head + R"({"name": "npu", "kind": "npu", "runtime": "armnn",)"
+                                 R"( "domains": ["dram"], "ops": "*"}]})",
                           "t.json");
   ASSERT_TRUE(good.ok()) << good.error();
   EXPECT_EQ(good->devices[1].runtime, "armnn");

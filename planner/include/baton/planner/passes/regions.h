@@ -63,8 +63,8 @@ std::string RegionHolding(const Graph& g, const std::string& name);
 // topological order), whose graph inputs and outputs are `inputs` and
 // `outputs`, named `name`.
 Result<std::string> SerializeRegion(const Graph& g, const std::vector<int>& nodes,
-                                    const std::vector<int>& inputs,
-                                    const std::vector<int>& outputs, const std::string& name);
+                                    const std::vector<int>& inputs, const std::vector<int>& outputs,
+                                    const std::string& name);
 
 // The plan parameters of a `__subgraph` node (OpDef::lower).
 Result<LoweredParams> LowerSubgraph(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
