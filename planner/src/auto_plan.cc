@@ -18,8 +18,8 @@
 #include "baton/planner/passes/copies.h"
 #include "baton/planner/passes/partition.h"
 #include "baton/planner/passes/pipeline.h"
-#include "baton/planner/passes/schedule.h"
 #include "baton/planner/passes/regions.h"
+#include "baton/planner/passes/schedule.h"
 #include "planner_internal.h"
 
 namespace baton::planner::internal {

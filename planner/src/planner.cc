@@ -323,8 +323,9 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
     planned = internal::PlanAuto(std::move(p), options);
     if (!planned.ok()) return planned;
     const size_t n_nodes = assigned.graph.nodes.size();
-    assigned.node_device.assign(planned->node_device.begin(),
-                                planned->node_device.begin() + static_cast<std::ptrdiff_t>(n_nodes));
+    assigned.node_device.assign(
+        planned->node_device.begin(),
+        planned->node_device.begin() + static_cast<std::ptrdiff_t>(n_nodes));
     bool on_runtime = false;
     for (int d : assigned.node_device) {
       on_runtime = on_runtime || (d >= 0 && !assigned.target.devices[d].runtime.empty());

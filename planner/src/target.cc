@@ -109,8 +109,9 @@ Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t 
   BATON_ASSIGN_OR_RETURN(dev.cost, ParseCost(d, where));
   if (d.contains("runtime")) {
     if (!d["runtime"].is_string() || d["runtime"].get<std::string>().empty()) {
-      return Fail(where + ": 'runtime' must be a non-empty string naming a runtime plugin "
-                          "(e.g. \"armnn\")");
+      return Fail(where +
+                  ": 'runtime' must be a non-empty string naming a runtime plugin "
+                  "(e.g. \"armnn\")");
     }
     dev.runtime = d["runtime"].get<std::string>();
     for (const std::string& op : dev.ops) {
