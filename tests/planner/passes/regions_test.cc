@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/planner/analysis/cost.h"
 #include "baton/planner/analysis/inspect.h"
 #include "common/test_util.h"
 
@@ -146,6 +147,37 @@ TEST(RegionsTest, PassthroughGraphGivesTwoRegions) {
   const std::string text = InspectText(loaded.value());
   EXPECT_NE(text.find("__subgraph_1 on npu: runtime armnn, 1 node (D)"), std::string::npos) << text;
   ExpectRegionsReproduceModel(Model("passthrough"), bytes, "passthrough");
+}
+
+// A region costs one launch plus its nodes' times on the device. Region
+// {B}: a 1x1 conv, 4 -> 4 channels on 8x8: 1024 MACs; it reads a (1024 B)
+// and w1 (64 B) and writes b (1024 B): bytes dominate on the npu.
+// Region {C, D} of the cycle graph (x [1,4,5,5], 400 B per value): Add
+// reads a and b and writes c (1200 B, 100 MACs), Sigmoid reads c and writes
+// d (800 B, 100 MACs).
+TEST(RegionsTest, RegionCostIsItsNodesPlusOneLaunch) {
+  auto target = LoadTarget(test::TargetPath("armnn_soc"));
+  ASSERT_TRUE(target.ok()) << target.error();
+  const Cost& npu = target->devices[target->FindDevice("npu")].cost;
+  auto seconds_of = [&](const std::string& bytes, const std::string& node) {
+    const schema::Plan* plan = schema::GetPlan(bytes.data());
+    auto seconds = NodeSeconds(*plan, target.value());
+    EXPECT_TRUE(seconds.ok()) << seconds.error();
+    for (uint32_t n = 0; n < plan->nodes()->size(); ++n) {
+      if (plan->nodes()->Get(n)->name()->str() == node) return seconds.value()[n];
+    }
+    ADD_FAILURE() << "no node " << node;
+    return 0.0;
+  };
+  const std::string pass =
+      PlanBytes(PlanSpec(Model("passthrough"), "armnn_soc", {"@B=npu", "@D=npu"}));
+  ASSERT_FALSE(pass.empty());
+  EXPECT_NEAR(seconds_of(pass, "__subgraph_0"), npu.launch_s + 2112 / npu.bytes_per_s, 1e-12);
+  const std::string cyc =
+      PlanBytes(PlanSpec(Model("cycle"), "armnn_soc", {"@A=npu", "@C=npu", "@D=npu"}));
+  ASSERT_FALSE(cyc.empty());
+  EXPECT_NEAR(seconds_of(cyc, "__subgraph_1"),
+              npu.launch_s + 1200 / npu.bytes_per_s + 800 / npu.bytes_per_s, 1e-12);
 }
 
 // The same regions on a runtime device with its own memory: copies in and
