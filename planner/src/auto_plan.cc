@@ -18,6 +18,7 @@
 #include "baton/planner/passes/copies.h"
 #include "baton/planner/passes/partition.h"
 #include "baton/planner/passes/pipeline.h"
+#include "baton/planner/passes/regions.h"
 #include "baton/planner/passes/schedule.h"
 #include "planner_internal.h"
 
@@ -606,7 +607,10 @@ Result<std::vector<double>> ProgramSeconds(const Program& p, const NodeWork& wor
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     if (node.op != kCopyOp) {
-      if (n >= work.macs.size() || p.node_device[n] < 0) return ProgramSeconds(p);
+      // A region's cost is its nodes' (analysis/cost.cc): ask the cost model.
+      if (n >= work.macs.size() || p.node_device[n] < 0 || node.op == kSubgraphOp) {
+        return ProgramSeconds(p);
+      }
       seconds[n] = DeviceSeconds(p.target.devices[p.node_device[n]].cost, work.macs[n],
                                  work.bytes[n]);
       continue;

@@ -8,6 +8,8 @@
 #include "baton/custom_op.h"
 #include "baton/executor.h"
 #include "baton/planner/analysis/cost.h"
+#include "baton/planner/passes/copies.h"
+#include "baton/planner/passes/regions.h"
 #include "baton/planner/analysis/inspect.h"
 #include "baton/planner/analysis/sim.h"
 #include "baton/planner/emit/emit.h"
@@ -164,6 +166,32 @@ namespace {
 
 Result<Program> PlanRules(Program p, const PlanOptions& options);
 
+bool HasRuntimeDevice(const Target& t) {
+  for (const TargetDevice& d : t.devices) {
+    if (!d.runtime.empty()) return true;
+  }
+  return false;
+}
+
+// Merges the nodes on runtime devices into `__subgraph` regions
+// (passes/regions.h), each costed by its nodes' work.
+Check FormRuntimeRegions(Program* p) {
+  bool any = false;
+  for (int d : p->node_device) any = any || (d >= 0 && !p->target.devices[d].runtime.empty());
+  if (!any) return Check();
+  BATON_ASSIGN_OR_RETURN(internal::NodeWork work, internal::BaseWork(internal::WithoutWeights(*p)));
+  BATON_TRY(FormRegions(work.macs, work.bytes, p));
+  for (const Node& n : p->graph.nodes) {
+    if (n.op != kSubgraphOp || n.inputs.size() + n.outputs.size() <= kMaxNodeTensors) continue;
+    return Fail("region '" + n.name + "' (runtime " + n.GetString("runtime", "") + ") has " +
+                std::to_string(n.inputs.size()) + " inputs and " +
+                std::to_string(n.outputs.size()) + " outputs; the runtime supports at most " +
+                std::to_string(kMaxNodeTensors) +
+                " per node (BATON_MAX_NODE_TENSORS): place fewer of its nodes on the device");
+  }
+  return Check();
+}
+
 // Simulates the finished plan and records what PlanSummary holds: the
 // prediction, each queue's load, and where every node's cost came from.
 Check Summarize(Program* p) {
@@ -278,8 +306,43 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   p.target = std::move(target);
   p.in_flight = options.in_flight;
   BATON_TRY(AssignDevices(options.rules, &p));
-  Result<Program> planned = options.auto_partition ? internal::PlanAuto(std::move(p), options)
-                                                   : PlanRules(std::move(p), options);
+  Result<Program> planned = Fail("internal: not planned");
+  if (!options.auto_partition) {
+    BATON_TRY(FormRuntimeRegions(&p));
+    // A --split at a node inside a region splits at the region.
+    PlanOptions rules = options;
+    for (std::string& name : rules.split) {
+      const std::string region = RegionHolding(p.graph, name);
+      if (!region.empty()) name = region;
+    }
+    planned = PlanRules(std::move(p), rules);
+  } else if (!HasRuntimeDevice(p.target)) {
+    planned = internal::PlanAuto(std::move(p), options);
+  } else {
+    // --auto searches with the nodes of a runtime device costed one by one;
+    // the devices it chooses are then planned with their regions merged
+    // (stages chosen again by the rules path, which simulates them).
+    Program assigned = p;
+    planned = internal::PlanAuto(std::move(p), options);
+    if (!planned.ok()) return planned;
+    const size_t n_nodes = assigned.graph.nodes.size();
+    assigned.node_device.assign(
+        planned->node_device.begin(),
+        planned->node_device.begin() + static_cast<std::ptrdiff_t>(n_nodes));
+    bool on_runtime = false;
+    for (int d : assigned.node_device) {
+      on_runtime = on_runtime || (d >= 0 && !assigned.target.devices[d].runtime.empty());
+    }
+    if (on_runtime) {
+      assigned.in_flight = planned->in_flight;
+      AutoReport report = planned->auto_report;
+      BATON_TRY(FormRuntimeRegions(&assigned));
+      PlanOptions rules = options;
+      rules.auto_partition = false;
+      planned = PlanRules(std::move(assigned), rules);
+      if (planned.ok()) planned->auto_report = std::move(report);
+    }
+  }
   if (!planned.ok()) return planned;
   BATON_TRY(Summarize(&planned.value()));
   return planned;
@@ -365,6 +428,22 @@ Check VerifyWithRuntime(const std::string& plan_bytes) {
     size_t bytes = (view.domain(d)->bytes() + align - 1) / align * align;
     arenas.emplace_back(static_cast<uint8_t*>(std::aligned_alloc(align, bytes ? bytes : align)), &std::free);
     buffers.push_back({arenas.back().get(), static_cast<size_t>(view.domain(d)->bytes())});
+  }
+  // A Subgraph node's kernel is a foreign runtime's plugin, which the port
+  // registers (the planner does not link it): stand-ins that run nothing let
+  // the loader check the rest of the plan.
+  for (uint32_t n = 0; n < view.num_nodes(); ++n) {
+    const schema::Node* node = view.node(n);
+    const schema::CustomParams* params = node->params_as_CustomParams();
+    if (node->op() != schema::Op::Subgraph || params == nullptr) continue;
+    const DeviceKind kind = view.queue(node->queue())->kind();
+    if (registry.Find(*node, kind) != nullptr) continue;
+    Kernel stand_in;
+    stand_in.eval = [](const KernelCall&) {
+      return Status(StatusCode::kUnimplemented, "foreign-runtime stand-in");
+    };
+    Status added = registry.RegisterCustom(params->name()->c_str(), kind, stand_in);
+    if (!added.ok()) return Fail(std::string("internal: ") + added.message());
   }
   InlinePort port;
   auto executor = std::make_unique<Executor>();

@@ -5,6 +5,7 @@
 
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
+#include "baton/planner/passes/regions.h"
 #include "import/json_fields.h"
 
 namespace baton::planner {
@@ -141,6 +142,20 @@ Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t 
   if (!d.contains("dtypes")) dev.dtypes = {"float32"};
   BATON_ASSIGN_OR_RETURN(dev.cost, ParseCost(d, where));
   BATON_ASSIGN_OR_RETURN(dev.op_costs, ParseOpCosts(d, where));
+  if (d.contains("runtime")) {
+    if (!d["runtime"].is_string() || d["runtime"].get<std::string>().empty()) {
+      return Fail(where +
+                  ": 'runtime' must be a non-empty string naming a runtime plugin "
+                  "(e.g. \"armnn\")");
+    }
+    dev.runtime = d["runtime"].get<std::string>();
+    for (const std::string& op : dev.ops) {
+      if (!RegionOpSerializable(op)) {
+        return Fail(where + ": 'ops' lists '" + op + "', which a region for runtime '" +
+                    dev.runtime + "' cannot carry (" + RegionOpSerializableWhy(op) + ")");
+      }
+    }
+  }
   if (!d.contains("domains") || !d["domains"].is_array() || d["domains"].empty()) {
     return Fail(where + ": 'domains' must list the memories it can reach");
   }
@@ -192,6 +207,7 @@ const char* DeviceKindName(schema::DeviceKind kind) {
 }
 
 bool TargetDevice::Runs(const std::string& op) const {
+  if (!runtime.empty() && !RegionOpSerializable(op)) return false;
   return (all_ops && !IsCustomOp(op)) || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 bool TargetDevice::Handles(const std::string& dtype) const {

@@ -5,6 +5,7 @@
 #include "baton/planner/analysis/inspect.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/ops/op_def.h"
+#include "baton/planner/passes/regions.h"
 #include "ops/op_util.h"
 
 namespace baton::planner {
@@ -198,6 +199,21 @@ Result<NodeCosts> NodeCostsOf(const schema::Plan& plan, const Target& target) {
       }
       seconds[n] = op_cost->second.seconds + op_cost->second.per_element_s * elements;
       continue;
+    }
+    if (node->op() == schema::Op::Subgraph) {
+      // A foreign-runtime region: its nodes' costs on the device, one launch.
+      std::optional<PlanRegion> region = ReadPlanRegion(*node);
+      if (region && !region->node_macs.empty() &&
+          region->node_macs.size() == region->node_bytes.size()) {
+        double s = dev.cost.launch_s;
+        for (size_t i = 0; i < region->node_macs.size(); ++i) {
+          s += DeviceSeconds(dev.cost, static_cast<double>(region->node_macs[i]),
+                             static_cast<double>(region->node_bytes[i])) -
+               dev.cost.launch_s;
+        }
+        seconds[n] = s;
+        continue;
+      }
     }
     seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n));
   }

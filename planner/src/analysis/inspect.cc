@@ -8,6 +8,7 @@
 
 #include "analysis/inspect_internal.h"
 #include "baton/planner/io/npy.h"
+#include "baton/planner/passes/regions.h"
 #include "baton/planner/target.h"
 
 namespace baton::planner {
@@ -92,8 +93,16 @@ ojson NodeJson(const PlanView& view, uint32_t n) {
     wait["lag"] = w->lag();
     return wait;
   });
-  if (node->params_as_CustomParams() != nullptr) {
+  if (node->op() == schema::Op::Custom) {
     o["attributes"] = inspect_detail::CustomAttributesJson(*node);
+  }
+  // A foreign-runtime region (docs/cli.md).
+  if (std::optional<PlanRegion> region = ReadPlanRegion(*node)) {
+    ojson r;
+    r["runtime"] = region->runtime;
+    r["nodes"] = region->nodes;
+    r["model_bytes"] = region->model_bytes;
+    o["region"] = r;
   }
   return o;
 }
@@ -127,7 +136,9 @@ std::string ChecksumHex(uint32_t checksum) {
 }  // namespace inspect_detail
 
 const char* PlanOpName(schema::Op op) {
-  return op == schema::Op::Copy ? "__copy" : schema::EnumNameOp(op);
+  if (op == schema::Op::Copy) return "__copy";
+  if (op == schema::Op::Subgraph) return kSubgraphOp;
+  return schema::EnumNameOp(op);
 }
 
 const char* PlanDTypeName(schema::DType dtype) {

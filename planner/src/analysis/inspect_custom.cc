@@ -104,7 +104,7 @@ ojson AttributeJson(const schema::Attribute& a) {
 
 std::string PlanNodeOpName(const schema::Node& node) {
   const schema::CustomParams* custom = node.params_as_CustomParams();
-  if ((node.op() == schema::Op::Custom || node.op() == schema::Op::Subgraph) && custom != nullptr) {
+  if (node.op() == schema::Op::Custom && custom != nullptr) {
     return custom->name()->str();
   }
   return PlanOpName(node.op());

@@ -8,6 +8,7 @@
 
 #include "analysis/inspect_internal.h"
 #include "baton/planner/analysis/inspect.h"
+#include "baton/planner/passes/regions.h"
 #include "baton/planner/target.h"
 
 namespace baton::planner {
@@ -218,6 +219,22 @@ std::string QueueListing(const PlanView& view, uint32_t q) {
   return out + Table(rows, "    ");
 }
 
+// Foreign-runtime regions (`__subgraph` nodes); empty when there are none.
+std::string RegionsSection(const PlanView& view) {
+  std::string out;
+  for (uint32_t n = 0; n < view.num_nodes(); ++n) {
+    std::optional<PlanRegion> region = ReadPlanRegion(*view.node(n));
+    if (!region) continue;
+    const size_t count = region->nodes.size();
+    out += "  " + NodeName(view, n) + " on " + QueueName(view, view.node(n)->queue()) +
+           ": runtime " + region->runtime + ", " + std::to_string(count) +
+           (count == 1 ? " node (" : " nodes (") + Join(region->nodes, ", ") + "), model " +
+           std::to_string(region->model_bytes) + " bytes\n";
+  }
+  if (out.empty()) return out;
+  return "Foreign-runtime regions (__subgraph nodes run by a runtime plugin)\n" + out;
+}
+
 std::string QueuesSection(const PlanView& view) {
   std::string out = "Queues (program order; a queue runs iteration k = inference + stage)\n";
   for (uint32_t q = 0; q < view.num_queues(); ++q) out += QueueListing(view, q);
@@ -328,6 +345,8 @@ std::string InspectText(const LoadedPlan& loaded) {
   out << inspect_detail::SummaryText(view, loaded.data(), loaded.size()) << "\n";
   out << PipelineSection(view, s) << "\n";
   out << StagesSection(view, s) << "\n";
+  const std::string regions = RegionsSection(view);
+  if (!regions.empty()) out << regions << "\n";
   out << QueuesSection(view) << "\n";
   out << CustomOpsSection(view);
   out << ArenasSection(view);

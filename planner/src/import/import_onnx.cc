@@ -405,6 +405,7 @@ class Importer {
   Result<Graph> Run(const onnx::ModelProto& model, int64_t opset) {
     const onnx::GraphProto& g = model.graph();
     graph_.name = g.name();
+    graph_.opset = opset;
     BATON_TRY(ImportInitializers(g));
     BATON_TRY(ImportInputs(g));
     BATON_TRY(ImportNodes(g, opset));

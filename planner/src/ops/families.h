@@ -17,7 +17,7 @@ struct OpFamily {
   X(Conv) X(Pool) X(Gemm) X(Matmul) X(Elementwise) X(Activation) X(Softmax) X(Reduce)     \
   X(Batchnorm) X(ConcatSplit) X(Slice) X(Pad) X(Transpose) X(Gather) X(Copy) X(Shape) \
   X(Logic) X(ShapeMath) X(Tile) X(Norm) X(Resize) X(Einsum) X(Rnn) \
-  X(Quant)
+  X(Quant) X(Region)
 
 #define BATON_DECLARE_OP_FAMILY(name) extern const OpFamily k##name##Ops;
 BATON_OP_FAMILIES(BATON_DECLARE_OP_FAMILY)

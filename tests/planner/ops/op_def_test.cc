@@ -50,6 +50,8 @@ TEST(OpDefTest, EveryKernelOpHasAReferenceKernel) {
   ASSERT_TRUE(RegisterReferenceKernels(&registry).ok());
   for (const OpDef* def : AllOps()) {
     if (!def->has_kernel) continue;
+    // A foreign-runtime region's kernel is the runtime's plugin.
+    if (def->kernel_op == schema::Op::Subgraph) continue;
     EXPECT_NE(registry.Find(def->kernel_op, DeviceKind::Cpu), nullptr) << def->name;
   }
 }

@@ -74,6 +74,10 @@ struct Node {
 
 struct Graph {
   std::string name;
+  // The default-domain ONNX opset the model imported; 0 for a graph JSON
+  // (whose nodes follow the current ONNX semantics). Foreign-runtime regions
+  // are serialized with it (passes/regions.h).
+  int64_t opset = 0;
   std::vector<Tensor> tensors;
   std::vector<Node> nodes;
   std::vector<int> inputs;   // non-constant graph inputs

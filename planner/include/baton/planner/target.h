@@ -48,6 +48,14 @@ struct TargetDevice {
   // "com.example::MyOp"), a cost that replaces `cost` for that op.
   std::map<std::string, OpCost> op_costs;
   std::vector<int> domains;         // indices into Target::domains
+  // "runtime": the foreign runtime plugin that executes this device's nodes
+  // ("armnn"), "" for a native device. The planner merges the nodes placed
+  // on such a device into `__subgraph` regions (passes/regions.h); its
+  // `ops` may name only ops a region can carry (RegionOpSerializable), and
+  // "*" means all of those.
+  std::string runtime;
+  // Whether the device runs `op` (for a runtime device: listed, or "*", and
+  // serializable into a region).
   bool Runs(const std::string& op) const;
   bool Handles(const std::string& dtype) const;
   bool Reaches(int domain) const;

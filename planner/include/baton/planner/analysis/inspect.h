@@ -47,8 +47,9 @@ class LoadedPlan {
 // The printable op name of a node: "__copy" for schema::Op::Copy, otherwise
 // the ONNX name (schema::EnumNameOp).
 const char* PlanOpName(schema::Op op);
-// The printable op name of a plan node: a Custom or Subgraph node's
-// CustomParams.name ("com.example::MyOp", "armnn"), else PlanOpName.
+// The printable op name of a plan node: a Custom node's CustomParams.name
+// ("com.example::MyOp"), else PlanOpName ("__subgraph" for a Subgraph node,
+// whose runtime inspect reports as the node's region).
 std::string PlanNodeOpName(const schema::Node& node);
 // "float32", "int32", "int64", "uint8", "int8".
 const char* PlanDTypeName(schema::DType dtype);
