@@ -23,3 +23,10 @@ target_compile_definitions(baton_armnn_tests PRIVATE BATON_ARMNN_CASES="${_armnn
 add_dependencies(baton_armnn_tests baton)  # BatonRunRunsArmnnRegions
 gtest_discover_tests(baton_armnn_tests TEST_PREFIX "armnn." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 120 FIXTURES_REQUIRED armnn_cases)
+
+# The planner's regions (armnn_soc.json) run by the plugin through `baton run`,
+# pipelined, against ONNX Runtime and the all-CPU plan.
+add_test(NAME armnn.planned_regions
+  COMMAND ${BATON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/planned_regions.py $<TARGET_FILE:baton>
+          ${CMAKE_BINARY_DIR}/armnn_planned_regions)
+set_tests_properties(armnn.planned_regions PROPERTIES TIMEOUT 180)
