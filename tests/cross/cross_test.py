@@ -28,6 +28,18 @@
       at most 1 LSB and 99% equal, or the references' spread with
       --allow-spread. Also reports the difference from `baton run` of the
       same plan on the host (bit-exact expected, not required).
+  cross_test.py custom --source S --build B --toolchain T --tool BATON --example DIR
+                       --runner RUN_CUSTOM_OP --target-json J --machine M --qemu Q
+                       [--size SIZE --nm NM] [--size-delta]
+      The custom op on the target: DIR/export_model.py (examples/custom_op)
+      writes model.onnx with com.example::MyOp, input.npy and torch's
+      expected.npy; the image fw-custom_op (BATON_FIRMWARE_IMAGES with
+      custom-op: and kernels:DIR/firmware_kernels.cc,DIR/my_op_kernel.cc)
+      is planned for J, built and run under QEMU; its output is compared
+      (1e-5) with torch's and with RUN_CUSTOM_OP's on the host. Checks the
+      ELF with tools/check_no_heap.sh and prints its size; --size-delta also
+      links the same plan without the kernels (fw-custom_op-nokernel, not
+      run) and prints the difference.
   cross_test.py firmware --build B --target T --machine M --qemu Q
       Builds firmware target T in the configured tree B and runs it under
       QEMU; passes when it exits 0 (baton-qdot-check).
@@ -291,6 +303,61 @@ def cmd_int8(args):
     return 1 if failures else 0
 
 
+def cmd_custom(args):
+    work = os.path.join(args.build, "custom_op")
+    if run([sys.executable, "-W", "ignore", os.path.join(args.example, "export_model.py"),
+            work]).returncode != 0:
+        sys.exit("cross_test: export_model.py failed")
+    model = os.path.join(work, "model.onnx")
+    op = "custom-op:com.example::MyOp"
+    kernels = "kernels:" + ",".join(os.path.join(args.example, f)
+                                    for f in ("firmware_kernels.cc", "my_op_kernel.cc"))
+    x = "x=" + os.path.join(work, "input.npy")
+    lines = ["custom_op %s %s %s %s %s" % (model, args.target_json, op, kernels, x)]
+    if args.size_delta:
+        lines.append("custom_op-nokernel %s %s %s %s" % (model, args.target_json, op, x))
+    listing = os.path.join(args.build, "custom_op_images.txt")
+    os.makedirs(args.build, exist_ok=True)
+    with open(listing, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    configure(args, args.define + ["BATON_HOST_TOOL=" + args.tool,
+                                   "BATON_FIRMWARE_IMAGES=" + listing])
+    build(args, ["fw-" + l.split()[0] for l in lines])  # each link runs the no-heap check
+    elf = image_elf(args.build, "custom_op")
+    if run([os.path.join(args.source, "tools", "check_no_heap.sh"), "--nm", args.nm,
+            elf]).returncode != 0:
+        return 1
+    size = elf_size(args.size, elf)
+    print("fw-custom_op.elf: text %(text)d data %(data)d bss %(bss)d" % size)
+    if args.size_delta:
+        base = elf_size(args.size, image_elf(args.build, "custom_op-nokernel"))
+        print("custom op kernel (MyOp + baton_custom + registration): text %+d data %+d bss %+d"
+              % tuple(size[k] - base[k] for k in ("text", "data", "bss")))
+    log = run_firmware(args, "custom_op", elf)
+    if log is None:
+        return 1
+    failures = 0
+    # Torch's own output, and the host runner with the same kernel, same input.
+    torch_dir = os.path.join(args.build, "torch-custom_op")
+    shutil.rmtree(torch_dir, ignore_errors=True)
+    os.makedirs(torch_dir)
+    shutil.copy(os.path.join(work, "expected.npy"), os.path.join(torch_dir, "y.npy"))
+    host_dir = os.path.join(args.build, "host-custom_op")
+    shutil.rmtree(host_dir, ignore_errors=True)
+    os.makedirs(host_dir)
+    d = image_dir(args.build, "custom_op")
+    if run([args.runner, os.path.join(d, "plan.baton"), os.path.join(d, "inputs", "x.npy"),
+            os.path.join(host_dir, "y.npy")]).returncode != 0:
+        print("cross_test: custom_op: %s failed" % args.runner)
+        failures += 1
+    for ref in (torch_dir, host_dir):
+        compare = [sys.executable, os.path.join(HERE, "compare_outputs.py"), log, ref,
+                   "--tolerance", str(args.tolerance)]
+        if run(compare).returncode != 0:
+            failures += 1
+    return 1 if failures else 0
+
+
 def cmd_firmware(args):
     build(args, [args.target])
     elf = os.path.join(args.build, "ports", "cortex-m", args.target + ".elf")
@@ -348,6 +415,18 @@ def main():
     i8.add_argument("--tool", required=True, help="host baton")
     i8.add_argument("--timeout", type=int, default=120)
     i8.add_argument("--allow-spread", action="store_true")
+    cu = sub.add_parser("custom")
+    for flag in ("--source", "--build", "--toolchain", "--tool", "--example", "--runner",
+                 "--target-json", "--machine"):
+        cu.add_argument(flag, required=True)
+    cu.add_argument("-D", dest="define", action="append", default=[], metavar="K=V")
+    cu.add_argument("--qemu", default="qemu-system-arm")
+    cu.add_argument("--size", default="arm-none-eabi-size")
+    cu.add_argument("--nm", default="arm-none-eabi-nm")
+    cu.add_argument("--size-delta", action="store_true",
+                    help="also link the plan without the kernels and print the size difference")
+    cu.add_argument("--timeout", type=int, default=120)
+    cu.add_argument("--tolerance", type=float, default=1e-5)
     fw = sub.add_parser("firmware")
     fw.add_argument("--build", required=True)
     fw.add_argument("--target", required=True)
@@ -360,7 +439,7 @@ def main():
     ct.add_argument("--qemu-cpu", help="QEMU_CPU for qemu-aarch64, e.g. cortex-a53 (no dot product)")
     args = parser.parse_args()
     return {"build": cmd_build, "demo": cmd_demo, "images": cmd_images, "int8": cmd_int8,
-            "firmware": cmd_firmware, "ctest": cmd_ctest}[args.command](args)
+            "firmware": cmd_firmware, "custom": cmd_custom, "ctest": cmd_ctest}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@
 #   cross.cortex_m3.qemu_demo   baton-demo under qemu-system-arm -M mps2-an385 (a
 #                               CPU-only plan and one with a simulated NPU queue),
 #                               outputs compared with `baton run` on the host
+#   cross.cortex_m3.custom_op   examples/custom_op's model (com.example::MyOp) as
+#                               firmware with the example's kernel (kernels:), under
+#                               QEMU mps2-an385, outputs against torch and run_custom_op
 #   cross.cortex_m55.qemu_demo  the same on -M mps3-an547 (FPU, NPU queue, copies
 #                               between DTCM and SRAM; the float NPU of
 #                               mps3-an547-f32.json)
@@ -100,6 +103,19 @@ if(BATON_ARM_GCC AND BATON_QEMU_ARM AND BATON_ARM_NM AND BATON_ARM_SIZE)
             --variant npu:${_m_targets}/mps2-an385-npu.json:Conv=npu0,Gemm=npu0)
   set_tests_properties(cross.cortex_m3.qemu_demo PROPERTIES
     FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 900)
+
+  # The custom op of examples/custom_op in firmware: the application kernel
+  # linked into an image (BATON_FIRMWARE_IMAGES kernels:), checked against
+  # torch and the host runner (1e-5), no-heap checked, size printed.
+  add_test(NAME cross.cortex_m3.custom_op
+    COMMAND ${_python} ${_cross_driver} custom --source ${PROJECT_SOURCE_DIR} --build ${_m3}
+            --toolchain ${_m_toolchain} -D BATON_CORTEX_M_CPU=cortex-m3 -D ${_werror}
+            --tool $<TARGET_FILE:baton> --example ${PROJECT_SOURCE_DIR}/examples/custom_op
+            --runner $<TARGET_FILE:run_custom_op> --target-json ${_m_targets}/mps2-an385.json
+            --machine mps2-an385 --qemu ${BATON_QEMU_ARM} --size ${BATON_ARM_SIZE}
+            --nm ${BATON_ARM_NM})
+  set_tests_properties(cross.cortex_m3.custom_op PROPERTIES
+    FIXTURES_REQUIRED cross_m3 RESOURCE_LOCK cross_m3 TIMEOUT 600)
 
   # --- Cortex-M55 (FPU): QEMU mps3-an547 -----------------------------------------
   set(_m55 ${_cross_root}/cortex-m55)

@@ -8,7 +8,9 @@
 //   # <diagnostics>                         (ignored by comparisons)
 //
 // and returns 0 (the exit status through semihosting), or prints
-// "error: ..." and returns 1.
+// "error: ..." and returns 1. Built with BATON_APPLICATION_KERNELS=1 (an
+// image with kernel sources), it also registers the application's kernels
+// (baton/cortex_m/application_kernels.h).
 
 #include <stdint.h>
 #include <string.h>
@@ -21,6 +23,10 @@
 #include "baton/kernels.h"
 #include "baton/plan_view.h"
 #include "firmware_data.h"
+
+#if BATON_APPLICATION_KERNELS
+#include "baton/cortex_m/application_kernels.h"
+#endif
 
 namespace {
 
@@ -128,6 +134,11 @@ int main() {
   if (!status.ok()) return Fail("load", status, error.text);
   status = baton::RegisterReferenceKernels(&registry);
   if (!status.ok()) return Fail("kernels", status, nullptr);
+#if BATON_APPLICATION_KERNELS
+  // The image's own kernels (custom ops), after the reference ones.
+  status = baton::cortex_m::RegisterApplicationKernels(&registry);
+  if (!status.ok()) return Fail("application kernels", status, nullptr);
+#endif
   status = port.Init(view);
   if (!status.ok()) return Fail("port", status, nullptr);
   status = executor.Init(view, registry, &port,

@@ -16,7 +16,8 @@ this plan only: runtime/src/kernels/registry_reference.cc compiled with
 BATON_KERNEL_FAMILIES_USED naming the kernel families (found in the
 BATON_KERNEL_FAMILY tables of runtime/src/kernels/*.cc) that serve the plan's
 ops. Linked into the image, it keeps every other kernel out of it (compile it
-with runtime/src/kernels on the include path).
+with runtime/src/kernels on the include path). Custom ops get no family: the
+application's kernels (CMake `kernels:`) register them.
 
 Usage:
   make_firmware_data.py --tool baton --plan plan.baton --plan-header plan.h \
@@ -83,6 +84,10 @@ def write_kernel_registry(path, plan_name, plan):
     families = kernel_families()
     used = []
     for node in plan["nodes"]:
+        # Custom and Subgraph nodes (the ones with "attributes") have no
+        # reference kernel: the application registers theirs.
+        if "attributes" in node:
+            continue
         # `baton inspect --json` spells the copy op as the planner does.
         op = "Copy" if node["op"] == "__copy" else node["op"]
         family = families.get(op)
