@@ -226,6 +226,11 @@ class RegionWriter {
         a->set_type(onnx::AttributeProto::STRING);
         a->set_s(attr.s);
         break;
+      case Attr::Kind::kStrings:
+      case Attr::Kind::kTensor:
+        // Only custom ops carry these, and a region holds no custom op.
+        return Fail("node '" + node.name + "' (op " + node.op + "): attribute '" + key +
+                    "' is a string list or a tensor, which a region cannot carry");
     }
     return Check();
   }
