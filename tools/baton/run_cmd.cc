@@ -10,6 +10,7 @@
 
 #include "baton/executor.h"
 #include "baton/linux/linux_port.h"
+#include "baton/postprocess.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
 #include "commands.h"
@@ -209,7 +210,9 @@ int RunRun(const RunArgs& a) {
   options.affinity = a.affinity;
   linux_port::LinuxPort port(view, arenas.buffers(), options);
   KernelRegistry registry;
-  if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
+  if (!RegisterReferenceKernels(&registry).ok() || !RegisterPostprocessKernels(&registry).ok()) {
+    return fail("kernel registration failed");
+  }
   auto executor = std::make_unique<Executor>();
   LoadError error;
   const Status status = executor->Init(view, registry, &port, arenas.buffers(), &error);
