@@ -14,7 +14,9 @@
 
 #include "baton/planner/analysis/cost.h"
 #include "baton/planner/analysis/inspect.h"
+#include "baton/planner/import/import_json.h"
 #include "baton/planner/import/import_onnx.h"
+#include "baton/planner/import/shapes.h"
 #include "baton/postprocess.h"
 #include "common/test_util.h"
 
@@ -210,6 +212,20 @@ TEST(PostprocessPlan, DisagreeingDeclarationNamesTheTensor) {
   EXPECT_NE(graph.error().find("node 'nms'"), std::string::npos) << graph.error();
   EXPECT_NE(graph.error().find("output 'det_scores'"), std::string::npos) << graph.error();
   EXPECT_NE(graph.error().find("[2,11]"), std::string::npos) << graph.error();
+}
+
+TEST(PostprocessPlan, GraphJsonNeedsNoDeclarationNorOutputTypes) {
+  const std::string json = R"({"inputs": [{"name": "codes", "shape": [1, 5, 4]},
+                                          {"name": "anchors", "shape": [5, 4]}],
+    "outputs": ["boxes"],
+    "nodes": [{"name": "decode", "op": "baton::DecodeBoxes", "inputs": ["codes", "anchors"],
+               "outputs": ["boxes"], "attrs": {"weights": [1.0, 1.0, 1.0, 1.0]}}]})";
+  auto graph = planner::ParseGraphJson(json, "", "g.json");
+  ASSERT_TRUE(graph.ok()) << graph.error();
+  ASSERT_TRUE(planner::InferShapes(&graph.value()).ok());
+  const planner::Tensor& boxes = graph.value().tensors[graph.value().FindTensor("boxes")];
+  EXPECT_TRUE(boxes.shape_known);
+  EXPECT_EQ(boxes.shape, (std::vector<int64_t>{1, 5, 4}));
 }
 
 }  // namespace
