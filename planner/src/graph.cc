@@ -1,6 +1,7 @@
 #include "baton/planner/graph.h"
 
 #include "baton/planner/ops/op_def.h"
+#include "baton/planner/ops/postprocess.h"
 
 #include <algorithm>
 #include <cstring>
@@ -220,7 +221,8 @@ bool IsCustomOp(const std::string& op) {
 }
 
 bool ImportOptions::Declares(const std::string& op) const {
-  return std::find(custom_ops.begin(), custom_ops.end(), op) != custom_ops.end();
+  // Baton's own post-processing ops need no declaration.
+  return IsPostprocessOp(op) || std::find(custom_ops.begin(), custom_ops.end(), op) != custom_ops.end();
 }
 
 std::string UnsupportedOpsMessage(const std::vector<std::pair<std::string, std::string>>& ops) {

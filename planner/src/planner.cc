@@ -7,6 +7,7 @@
 
 #include "baton/custom_op.h"
 #include "baton/executor.h"
+#include "baton/postprocess.h"
 #include "baton/planner/analysis/cost.h"
 #include "baton/planner/passes/copies.h"
 #include "baton/planner/passes/regions.h"
@@ -14,6 +15,7 @@
 #include "baton/planner/analysis/sim.h"
 #include "baton/planner/emit/emit.h"
 #include "baton/planner/import/simplify.h"
+#include "baton/planner/ops/postprocess.h"
 #include "baton/planner/memory/memory.h"
 #include "baton/planner/passes/copies.h"
 #include "baton/planner/passes/schedule.h"
@@ -392,6 +394,8 @@ Check RegisterCustomStubs(const PlanView& view, KernelRegistry* registry) {
     const schema::Node* node = view.node(n);
     const schema::CustomParams* custom = node->params_as_CustomParams();
     if (custom == nullptr) continue;
+    // Baton's own post-processing ops: their real kernels are registered.
+    if (IsPostprocessOp(custom->name()->str())) continue;
     const schema::DeviceKind kind = view.queue(node->queue())->kind();
     const std::pair<std::string, schema::DeviceKind> key(custom->name()->str(), kind);
     if (std::find(done.begin(), done.end(), key) != done.end()) continue;
@@ -417,6 +421,8 @@ Check VerifyWithRuntime(const std::string& plan_bytes) {
   Status status;
   KernelRegistry registry;
   Status reg = RegisterReferenceKernels(&registry);
+  if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
+  reg = RegisterPostprocessKernels(&registry);
   if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
   BATON_TRY(RegisterCustomStubs(view, &registry));
   // Prepare every node against zero-sized dummy arenas: Init checks kernels

@@ -6,6 +6,7 @@
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
 #include "baton/planner/passes/regions.h"
+#include "baton/planner/ops/postprocess.h"
 #include "import/json_fields.h"
 
 namespace baton::planner {
@@ -138,6 +139,12 @@ Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t 
   BATON_ASSIGN_OR_RETURN(dev.kind, ParseDeviceKind(d, where));
   BATON_ASSIGN_OR_RETURN(dev.ops, NameList(d, "ops", &dev.all_ops, where));
   if (!d.contains("ops")) dev.all_ops = dev.kind == schema::DeviceKind::Cpu;
+  for (const std::string& op : dev.ops) {
+    if (IsPostprocessOp(op) && dev.kind != schema::DeviceKind::Cpu) {
+      return Fail(where + ": lists '" + op + "', a post-processing op whose kernel runs on " +
+                  "CPU devices only (this device is kind '" + DeviceKindName(dev.kind) + "')");
+    }
+  }
   BATON_ASSIGN_OR_RETURN(dev.dtypes, NameList(d, "dtypes", &dev.all_dtypes, where));
   if (!d.contains("dtypes")) dev.dtypes = {"float32"};
   BATON_ASSIGN_OR_RETURN(dev.cost, ParseCost(d, where));
@@ -208,6 +215,12 @@ const char* DeviceKindName(schema::DeviceKind kind) {
 
 bool TargetDevice::Runs(const std::string& op) const {
   if (!runtime.empty() && !RegionOpSerializable(op)) return false;
+  // Baton's own post-processing ops are CPU kernels: "*" on a CPU device
+  // includes them, and only CPU devices may list them (ParseDevice).
+  if (IsPostprocessOp(op)) {
+    return kind == schema::DeviceKind::Cpu &&
+           (all_ops || std::find(ops.begin(), ops.end(), op) != ops.end());
+  }
   return (all_ops && !IsCustomOp(op)) || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 bool TargetDevice::Handles(const std::string& dtype) const {

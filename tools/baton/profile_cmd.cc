@@ -16,6 +16,7 @@
 
 #include "baton/executor.h"
 #include "baton/linux/linux_port.h"
+#include "baton/postprocess.h"
 #include "baton/planner/analysis/cost.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
@@ -77,7 +78,9 @@ int RunProfile(const ProfileArgs& a) {
   };
   linux_port::LinuxPort port(view, arenas.buffers(), options);
   KernelRegistry registry;
-  if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
+  if (!RegisterReferenceKernels(&registry).ok() || !RegisterPostprocessKernels(&registry).ok()) {
+    return fail("kernel registration failed");
+  }
   auto executor = std::make_unique<Executor>();
   LoadError error;
   Status status = executor->Init(view, registry, &port, arenas.buffers(), &error);

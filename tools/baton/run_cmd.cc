@@ -10,6 +10,7 @@
 
 #include "baton/executor.h"
 #include "baton/linux/linux_port.h"
+#include "baton/postprocess.h"
 #ifdef BATON_HAVE_ARMNN
 #include "baton/linux/armnn_plugin.h"
 #endif
@@ -212,7 +213,9 @@ int RunRun(const RunArgs& a) {
   options.affinity = a.affinity;
   linux_port::LinuxPort port(view, arenas.buffers(), options);
   KernelRegistry registry;
-  if (!RegisterReferenceKernels(&registry).ok()) return fail("kernel registration failed");
+  if (!RegisterReferenceKernels(&registry).ok() || !RegisterPostprocessKernels(&registry).ok()) {
+    return fail("kernel registration failed");
+  }
 #ifdef BATON_HAVE_ARMNN
   // Arm NN regions (Subgraph nodes named "armnn") on the device kinds whose
   // queues hold them. Without Arm NN the loader names "armnn" as missing.

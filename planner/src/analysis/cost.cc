@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "baton/planner/analysis/inspect.h"
+#include "baton/postprocess.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/ops/op_def.h"
 #include "baton/planner/passes/regions.h"
@@ -27,6 +28,14 @@ double NodeMacs(const schema::Plan& plan, uint32_t index) {
   const schema::Node* node = plan.nodes()->Get(index);
   if (node->outputs() == nullptr || node->outputs()->size() == 0) return 0;
   const double out = Elements(plan.tensors()->Get(node->outputs()->Get(0)));
+  // Baton's NonMaxSuppression scans every score once (docs/operators.md);
+  // its other work (top-k heaps, NMS of the kept candidates) is smaller.
+  const schema::CustomParams* custom = node->params_as_CustomParams();
+  if (custom != nullptr && custom->name() != nullptr &&
+      custom->name()->str() == kNonMaxSuppressionOp && node->inputs() != nullptr &&
+      node->inputs()->size() == 2 && node->inputs()->Get(1) >= 0) {
+    return Elements(plan.tensors()->Get(static_cast<uint32_t>(node->inputs()->Get(1))));
+  }
   const OpDef* def = FindOp(node->op());
   if (def == nullptr || def->macs == nullptr) return out;
   return def->macs(plan, *node, out);

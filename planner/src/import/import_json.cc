@@ -10,6 +10,7 @@
 #include "baton/planner/import/import_onnx.h"
 #include "baton/planner/import/shapes.h"
 #include "baton/planner/io/npy.h"
+#include "baton/planner/ops/postprocess.h"
 #include "import/json_fields.h"
 
 namespace baton::planner {
@@ -317,7 +318,11 @@ Result<Node> ReadNode(const json& jn, Graph& g, const std::string& what,
                   "baton plan --custom-op " +
                   n.op + " or list it in a target device's \"ops\"");
     }
-    BATON_TRY(ReadOutputTypes(jn, where, &n, &g));
+    // Baton infers its own post-processing ops' outputs; types given anyway
+    // are checked against the inference (InferShapes).
+    if (!IsPostprocessOp(n.op) || jn.contains("output_types")) {
+      BATON_TRY(ReadOutputTypes(jn, where, &n, &g));
+    }
   }
   return n;
 }

@@ -13,6 +13,7 @@
 #include "baton/planner/import/shapes.h"
 #include "baton/planner/import/simplify.h"
 #include "baton/planner/ops/op_def.h"
+#include "baton/planner/ops/postprocess.h"
 #include "import/onnx_patterns.h"
 #include "ops/eval_host.h"
 
@@ -687,6 +688,9 @@ class Importer {
       for (int t : node.outputs) {
         Tensor& tensor = graph_.tensors[t];
         auto it = declared.find(t);
+        // Baton's own post-processing ops: InferShapes infers their outputs
+        // and checks any declared type against the inference.
+        if (it == declared.end() && IsPostprocessOp(node.op)) continue;
         if (it == declared.end()) {
           return Fail(
               "node '" + node.name + "' (custom op '" + node.op + "'): output '" + tensor.name +

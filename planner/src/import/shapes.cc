@@ -6,6 +6,7 @@
 #include <set>
 
 #include "baton/planner/ops/op_def.h"
+#include "baton/planner/ops/postprocess.h"
 #include "ops/eval_host.h"
 #include "ops/families.h"
 #include "ops/infer_context.h"
@@ -186,6 +187,40 @@ Check CheckCustomNode(const Graph& graph, const Node& node) {
   return Check();
 }
 
+// Baton's own post-processing ops: outputs from InferPostprocessOutputs (the
+// kernels' rule); a type the model declares must agree with it.
+Check InferPostprocessNode(Graph* graph, const Node& node) {
+  std::vector<TensorSpec> inputs;
+  for (int t : node.inputs) {
+    if (t < 0 || !graph->tensors[t].shape_known) {
+      return Fail("node '" + node.name + "' (" + node.op + "): input " +
+                  (t < 0 ? std::string("missing") : "'" + graph->tensors[t].name + "' has unknown shape"));
+    }
+    inputs.push_back({graph->tensors[t].dtype, graph->tensors[t].shape});
+  }
+  BATON_ASSIGN_OR_RETURN(std::vector<TensorSpec> outputs,
+                         InferPostprocessOutputs(node.name, node.op, inputs, node.attrs));
+  if (outputs.size() != node.outputs.size()) {
+    return Fail("node '" + node.name + "' (" + node.op + "): has " +
+                std::to_string(node.outputs.size()) + " outputs, the op has " +
+                std::to_string(outputs.size()));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor& tensor = graph->tensors[node.outputs[i]];
+    if (tensor.shape_known &&
+        (tensor.dtype != outputs[i].dtype || tensor.shape != outputs[i].shape)) {
+      return Fail("node '" + node.name + "' (" + node.op + "): output '" + tensor.name +
+                  "' is declared " + DTypeName(tensor.dtype) + " " + ShapeString(tensor.shape) +
+                  " in the model, but the op gives " + DTypeName(outputs[i].dtype) + " " +
+                  ShapeString(outputs[i].shape));
+    }
+    tensor.dtype = outputs[i].dtype;
+    tensor.shape = outputs[i].shape;
+    tensor.shape_known = true;
+  }
+  return Check();
+}
+
 }  // namespace
 
 Check InferShapes(Graph* graph) {
@@ -193,6 +228,10 @@ Check InferShapes(Graph* graph) {
   BATON_ASSIGN_OR_RETURN(Values values, SeedValues(*graph));
   for (int n : order) {
     const Node& node = graph->nodes[n];
+    if (IsPostprocessOp(node.op)) {
+      BATON_TRY(InferPostprocessNode(graph, node));
+      continue;
+    }
     if (IsCustomOp(node.op)) {
       BATON_TRY(CheckCustomNode(*graph, node));
       continue;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "baton/kernels.h"
+#include "baton/postprocess.h"
 #include "baton/planner/emit/emit.h"
 #include "baton/planner/emit/lower.h"
 #include "baton/planner/memory/happens_before.h"
@@ -123,7 +124,10 @@ Result<size_t> NodeWorkspaceBytes(const schema::Plan& plan, const schema::Node& 
     ++used;
     ++call.num_outputs;
   }
-  return WorkspaceBytes(call);
+  // Baton's post-processing ops are custom kernels outside the core's
+  // WorkspaceBytes; baton_postprocess sizes them (0 for other nodes).
+  const size_t postprocess = PostprocessWorkspaceBytes(call);
+  return postprocess > 0 ? postprocess : WorkspaceBytes(call);
 }
 
 // Node n's workspace tensor of `bytes`, in its queue's first domain.

@@ -105,7 +105,10 @@ bool IsSupportedOp(const std::string& op);
 bool IsCustomOp(const std::string& op);
 
 // The ops an importer turns into custom ops: "domain::name" strings, from
-// `baton plan --custom-op` and from the target's device op lists.
+// `baton plan --custom-op` and from the target's device op lists. Baton's own
+// post-processing ops ("baton::DecodeBoxes", "baton::NonMaxSuppression";
+// IsPostprocessOp) are always declared; their outputs are inferred
+// (InferPostprocessOutputs), not read from the model.
 struct ImportOptions {
   std::vector<std::string> custom_ops;
   bool Declares(const std::string& op) const;

@@ -39,7 +39,9 @@ struct TargetDevice {
   schema::DeviceKind kind = schema::DeviceKind::Cpu;
   bool all_ops = false;  // "ops": "*" (every op Baton knows)
   // ONNX op names and custom ops ("domain::name"). A custom op runs only on
-  // devices that list it: "*" does not include custom ops.
+  // devices that list it: "*" does not include custom ops. Baton's own
+  // post-processing ops (IsPostprocessOp) are CPU kernels: "*" includes them on
+  // a CPU device, and a device of another kind may not list them.
   std::vector<std::string> ops;
   bool all_dtypes = false;          // "dtypes": "*"
   std::vector<std::string> dtypes;  // default {"float32"}
