@@ -110,6 +110,9 @@ phase "ASan+UBSan: build (clang-14)"
 #   BigGraph.*             --auto on 500 nodes (63 s sanitized); the search
 #                          runs sanitized in the smaller --auto tests.
 #   ort.matches_torch      ONNX Runtime against torch: runs no Baton code.
+#   example.detection      ssdlite320 end to end (a minute of torch export, then
+#                          the same kernels, planner and post-processing code the
+#                          unit tests and PostprocessPlan.* run sanitized).
 cmake -S . -B "$BUILD-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
@@ -130,7 +133,7 @@ for generated in quant_models tests/kernels/refs; do
 done
 ASAN_OPTIONS="abort_on_error=1:detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
   ctest --test-dir "$BUILD-asan" -j"$JOBS" --output-on-failure --timeout 1500 \
-  -E '^cross[.]|Heavy[.]|^Torchvision/|^BigGraph[.]|^planner[.]plans_unchanged$|^ort[.]matches_torch$|^Pack[.]TenThousandBuffersInSeconds$|^Challenging/MiniMalloc[.]'
+  -E '^cross[.]|Heavy[.]|^Torchvision/|^BigGraph[.]|^planner[.]plans_unchanged$|^ort[.]matches_torch$|^example[.]detection$|^Pack[.]TenThousandBuffersInSeconds$|^Challenging/MiniMalloc[.]'
 echo "asan+ubsan: passed"
 
 phase "fuzzing: each target ${FUZZ_SECONDS}s"
