@@ -476,9 +476,12 @@ TEST_F(KernelRefTest, ByteCopies) {
   RunOps({"Copy", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
 }
 
-// Every op of the schema has at least one reference case.
+// Every op of the schema has at least one reference case. Custom and
+// Subgraph nodes run kernels registered by name, tested with them
+// (runtime_only CustomOpTest and PostprocessTest, armnn.*, CustomOpTool).
 TEST_F(KernelRefTest, EveryOpCovered) {
   for (schema::Op op : schema::EnumValuesOp()) {
+    if (op == schema::Op::Custom || op == schema::Op::Subgraph) continue;
     bool found = false;
     for (const json& c : (*manifest_)["cases"]) {
       found = found || c["op"].get<std::string>() == schema::EnumNameOp(op);
