@@ -478,7 +478,7 @@ TEST_F(KernelRefTest, ByteCopies) {
 
 // Every op of the schema has at least one reference case. Custom and
 // Subgraph nodes run kernels registered by name, tested with them
-// (runtime_only CustomOpTest and PostprocessTest, armnn.*, CustomOpTool).
+// (runtime_only CustomOpTest and PostprocessTest, armnn.*, CustomOpPlan).
 TEST_F(KernelRefTest, EveryOpCovered) {
   for (schema::Op op : schema::EnumValuesOp()) {
     if (op == schema::Op::Custom || op == schema::Op::Subgraph) continue;
