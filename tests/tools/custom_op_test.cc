@@ -15,6 +15,7 @@
 #include "baton/planner/analysis/inspect.h"
 #include "baton/planner/import/import_onnx.h"
 #include "common/test_util.h"
+#include "tool_test_util.h"
 #include "my_op_kernel.h"
 
 namespace baton::test {
@@ -28,13 +29,8 @@ using planner::Target;
 constexpr const char kOp[] = "com.example::MyOp";
 
 const std::string& CasesDir() {
-  static const std::string dir = [] {
-    const std::string d = std::string(BATON_BINARY_DIR) + "/custom_op_cases";
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/tools/make_custom_op_cases.py " + d;
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return d;
-  }();
+  static const std::string dir =
+      GeneratedCasesDir("tests/tools/make_custom_op_cases.py", "custom_op_cases");
   return dir;
 }
 std::string Case(const std::string& name) { return CasesDir() + "/" + name; }
@@ -273,23 +269,7 @@ TEST(CustomOpPlan, GraphJsonCustomOpNeedsDeclarationAndOutputTypes) {
 
 // --- The command line ------------------------------------------------------
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-};
-
-CliResult Baton(const std::string& args) {
-  CliResult r;
-  const std::string cmd = std::string(BATON_TOOL) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CliResult Baton(const std::string& args) { return RunBaton(args); }
 
 TEST(CustomOpCli, PlanDeclaresAndRunNamesTheMissingKernel) {
   const std::string plan = CasesDir() + "/cli.baton";

@@ -19,6 +19,7 @@
 #include "baton/planner/import/shapes.h"
 #include "baton/postprocess.h"
 #include "common/test_util.h"
+#include "tool_test_util.h"
 
 namespace baton::test {
 namespace {
@@ -29,13 +30,8 @@ using planner::Program;
 using planner::Target;
 
 const std::string& CasesDir() {
-  static const std::string dir = [] {
-    const std::string d = std::string(BATON_BINARY_DIR) + "/postprocess_cases";
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/tools/make_postprocess_cases.py " + d;
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return d;
-  }();
+  static const std::string dir =
+      GeneratedCasesDir("tests/tools/make_postprocess_cases.py", "postprocess_cases");
   return dir;
 }
 std::string Case(const std::string& name) { return CasesDir() + "/" + name; }

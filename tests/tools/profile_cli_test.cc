@@ -11,29 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_util.h"
+#include "tool_test_util.h"
 
 namespace baton::test {
 namespace {
 
 using json = nlohmann::json;
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
+using Ran = CliResult;
 
-Ran Baton(const std::string& args) {
-  Ran r;
-  const std::string cmd = std::string(BATON_TOOL) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Ran Baton(const std::string& args) { return RunBaton(args); }
 
 std::string Tmp(const std::string& name) { return std::string(BATON_BINARY_DIR) + "/prof_" + name; }
 bool Exists(const std::string& path) {

@@ -1,0 +1,44 @@
+#pragma once
+// Helpers the tool tests share: running the `baton` command line, and
+// directories of test inputs a generator script writes once per build.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace baton::test {
+
+struct CliResult {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+// Runs `baton ARGS` (BATON_TOOL) through the shell.
+inline CliResult RunBaton(const std::string& args) {
+  CliResult r;
+  const std::string cmd = std::string(BATON_TOOL) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// BATON_BINARY_DIR/<name>, written by `python SCRIPT DIR` (SCRIPT relative to
+// the source tree) the first time a test of this process asks for it. Call it
+// from one function-local static per directory.
+inline std::string GeneratedCasesDir(const std::string& script, const std::string& name) {
+  const std::string d = std::string(BATON_BINARY_DIR) + "/" + name;
+  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR + "/" + script + " " + d;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return d;
+}
+
+}  // namespace baton::test
