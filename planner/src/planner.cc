@@ -422,8 +422,17 @@ Check VerifyWithRuntime(const std::string& plan_bytes) {
   KernelRegistry registry;
   Status reg = RegisterReferenceKernels(&registry);
   if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
-  reg = RegisterPostprocessKernels(&registry);
-  if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
+  // The post-processing kernels take custom-kernel slots: only when the plan
+  // uses them, so the slot count below is the application's.
+  bool postprocess = false;
+  for (uint32_t n = 0; n < view.num_nodes(); ++n) {
+    const schema::CustomParams* custom = view.node(n)->params_as_CustomParams();
+    postprocess = postprocess || (custom != nullptr && IsPostprocessOp(custom->name()->str()));
+  }
+  if (postprocess) {
+    reg = RegisterPostprocessKernels(&registry);
+    if (!reg.ok()) return Fail(std::string("internal: ") + reg.message());
+  }
   BATON_TRY(RegisterCustomStubs(view, &registry));
   // Prepare every node against zero-sized dummy arenas: Init checks kernels
   // before touching memory only if arenas fit, so give it real-size views.

@@ -22,7 +22,12 @@ Check CheckKinds(const Attrs& attrs, const std::map<std::string, Attr::Kind>& kn
       return Fail("unknown attribute '" + name + "' (known: " + names + ")");
     }
     if (attr.kind != it->second) {
-      static const char* const kKinds[] = {"Int", "Float", "Ints", "Floats", "String"};
+      // Attr::Kind's order.
+      static const char* const kKinds[] = {"Int",    "Float",   "Ints",  "Floats",
+                                           "String", "Strings", "Tensor"};
+      static_assert(sizeof(kKinds) / sizeof(kKinds[0]) ==
+                        static_cast<size_t>(Attr::Kind::kTensor) + 1,
+                    "one name per Attr::Kind");
       return Fail("attribute '" + name + "' must be " + kKinds[static_cast<int>(it->second)] +
                   ", not " + kKinds[static_cast<int>(attr.kind)]);
     }

@@ -859,9 +859,7 @@ std::vector<armnn::BackendId> Backends(const Plugin& p, const CustomAttributes& 
   return backends;
 }
 
-Status Prepare(const KernelCall& call) {
-  Plugin& p = State();
-  std::lock_guard<std::mutex> lock(p.mutex);
+Status PrepareLocked(Plugin& p, const KernelCall& call) {
   Unload(p, call.node);
   try {
     CustomAttributes attrs;
@@ -933,6 +931,18 @@ Status Prepare(const KernelCall& call) {
   }
 }
 
+// Nothing may escape into the runtime: Unload and the error text itself may
+// throw (Arm NN, std::bad_alloc).
+Status Prepare(const KernelCall& call) {
+  Plugin& p = State();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  try {
+    return PrepareLocked(p, call);
+  } catch (...) {
+    return BATON_ERROR(kInternal, "armnn: prepare failed (exception while reporting an error)");
+  }
+}
+
 Status Eval(const KernelCall& call) {
   Plugin& p = State();
   NodeState* state = nullptr;
@@ -963,8 +973,14 @@ Status Eval(const KernelCall& call) {
     }
     return Status::Ok();
   } catch (const std::exception& e) {
-    state->error = std::string("armnn: ") + e.what();
-    return Status(StatusCode::kInternal, state->error.c_str());
+    try {
+      state->error = std::string("armnn: ") + e.what();
+      return Status(StatusCode::kInternal, state->error.c_str());
+    } catch (...) {
+      return BATON_ERROR(kInternal, "armnn: eval failed");
+    }
+  } catch (...) {
+    return BATON_ERROR(kInternal, "armnn: eval failed (unknown exception)");
   }
 }
 

@@ -91,6 +91,18 @@ TEST(PostprocessOpsTest, ErrorsNameNodeOpAndCause) {
   attrs = SsdliteNms();
   attrs["topk_candidates"] = FloatAttr(300.0f);
   ExpectError(nms, kNmsInputs, attrs, "'topk_candidates' must be Int, not Float");
+  // The kinds only custom ops carry (a torch symbolic's tensor attribute).
+  attrs = SsdliteNms();
+  Attr tensor_size;
+  tensor_size.kind = Attr::Kind::kTensor;
+  attrs["image_size"] = tensor_size;
+  ExpectError(nms, kNmsInputs, attrs, "'image_size' must be Ints, not Tensor");
+  attrs = SsdliteNms();
+  Attr strings_size;
+  strings_size.kind = Attr::Kind::kStrings;
+  strings_size.strings = {"320", "320"};
+  attrs["image_size"] = strings_size;
+  ExpectError(nms, kNmsInputs, attrs, "'image_size' must be Ints, not Strings");
   attrs = SsdliteNms();
   attrs["background_class"] = IntAttr(91);
   ExpectError(nms, kNmsInputs, attrs, "background_class");
