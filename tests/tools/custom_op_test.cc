@@ -76,19 +76,6 @@ Target CpuWith(const std::string& op) {
   return t;
 }
 
-nlohmann::json Inspect(const std::string& bytes) {
-  auto loaded = planner::LoadedPlan::FromBytes(bytes.data(), bytes.size(), "plan");
-  EXPECT_TRUE(loaded.ok()) << loaded.error();
-  return nlohmann::json::parse(planner::InspectJson(loaded.value()));
-}
-
-const nlohmann::json* NodeByOp(const nlohmann::json& plan, const std::string& op) {
-  for (const auto& n : plan["nodes"]) {
-    if (n["op"] == op) return &n;
-  }
-  return nullptr;
-}
-
 Status RegisterMyOpCpu(KernelRegistry* r) { return example::RegisterMyOp(r, DeviceKind::Cpu); }
 Status RegisterMyOpDsp(KernelRegistry* r) { return example::RegisterMyOp(r, DeviceKind::Dsp); }
 

@@ -65,19 +65,6 @@ planner::Result<std::string> Plan(const std::string& model, Target target,
   return bytes;
 }
 
-nlohmann::json Inspect(const std::string& bytes) {
-  auto loaded = planner::LoadedPlan::FromBytes(bytes.data(), bytes.size(), "plan");
-  EXPECT_TRUE(loaded.ok()) << loaded.error();
-  return nlohmann::json::parse(planner::InspectJson(loaded.value()));
-}
-
-const nlohmann::json* NodeByOp(const nlohmann::json& plan, const std::string& op) {
-  for (const auto& n : plan["nodes"]) {
-    if (n["op"] == op) return &n;
-  }
-  return nullptr;
-}
-
 template <typename T>
 std::vector<T> As(const std::vector<uint8_t>& bytes) {
   std::vector<T> out(bytes.size() / sizeof(T));

@@ -1,6 +1,7 @@
 #pragma once
-// Helpers the tool tests share: running the `baton` command line, and
-// directories of test inputs a generator script writes once per build.
+// Helpers the tool tests share: running the `baton` command line,
+// directories of test inputs a generator script writes once per build, and a
+// plan's `baton inspect --json` view.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -8,7 +9,10 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "baton/planner/analysis/inspect.h"
 
 namespace baton::test {
 
@@ -39,6 +43,21 @@ inline std::string GeneratedCasesDir(const std::string& script, const std::strin
   const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR + "/" + script + " " + d;
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return d;
+}
+
+// The plan `bytes` as `baton inspect --json` shows it.
+inline nlohmann::json Inspect(const std::string& bytes) {
+  auto loaded = planner::LoadedPlan::FromBytes(bytes.data(), bytes.size(), "plan");
+  EXPECT_TRUE(loaded.ok()) << loaded.error();
+  return nlohmann::json::parse(planner::InspectJson(loaded.value()));
+}
+
+// The first node of `plan` (Inspect's view) whose op is `op`; null for none.
+inline const nlohmann::json* NodeByOp(const nlohmann::json& plan, const std::string& op) {
+  for (const auto& n : plan["nodes"]) {
+    if (n["op"] == op) return &n;
+  }
+  return nullptr;
 }
 
 }  // namespace baton::test
