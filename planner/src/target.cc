@@ -64,6 +64,11 @@ Result<TargetDomain> ParseDomain(const json& d, const std::string& what, size_t 
     }
     dom.alignment = static_cast<uint32_t>(d["alignment"].get<uint64_t>());
   }
+  // Tensors are placed at multiples of the alignment from the arena's start,
+  // and every dtype (int64: 8 bytes) and kernel workspace needs its natural
+  // alignment, so a smaller value is raised: the plan then asks the caller
+  // for an 8-aligned arena (Executor::Init checks it).
+  if (dom.alignment < kMinDomainAlignment) dom.alignment = kMinDomainAlignment;
   return dom;
 }
 

@@ -62,6 +62,17 @@ TEST(Target, AlignmentMustFitThePlan) {
   Result<Target> t = ParseTarget(With(R"("alignment": 64)", R"("alignment": 2147483648)"), "t.json");
   ASSERT_TRUE(t.ok()) << t.error();
   EXPECT_EQ(t->domains[0].alignment, 2147483648u);
+  // Below 8, int64 tensors and kernel workspaces would be misaligned: the
+  // planner raises the alignment (and so asks the caller for an 8-aligned arena).
+  for (const char* small : {"1", "2", "4"}) {
+    Result<Target> s =
+        ParseTarget(With(R"("alignment": 64)", std::string(R"("alignment": )") + small), "t.json");
+    ASSERT_TRUE(s.ok()) << s.error();
+    EXPECT_EQ(s->domains[0].alignment, 8u) << small;
+  }
+  Result<Target> eight = ParseTarget(With(R"("alignment": 64)", R"("alignment": 8)"), "t.json");
+  ASSERT_TRUE(eight.ok()) << eight.error();
+  EXPECT_EQ(eight->domains[0].alignment, 8u);
   EXPECT_EQ(Error(With(R"("bytes": 1048576)", R"("bytes": 0)")),
             "t.json: domain 'dram': 'bytes' must be a positive integer");
 }

@@ -28,10 +28,13 @@ struct OpCost {
   double per_element_s = 0;
 };
 
+// The least alignment a domain gets: the target's "alignment" is raised to it.
+inline constexpr uint32_t kMinDomainAlignment = 8;
+
 struct TargetDomain {
   std::string name;
   uint64_t bytes = 0;       // capacity
-  uint32_t alignment = 16;  // power of two
+  uint32_t alignment = 16;  // power of two, at least kMinDomainAlignment
 };
 
 struct TargetDevice {
