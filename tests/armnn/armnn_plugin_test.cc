@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "baton/executor.h"
@@ -407,6 +408,58 @@ TEST(ArmnnPluginTest, PreparingANodeAgainReplacesItsNetwork) {
   EXPECT_EQ(ArmnnLoadedNetworks(), 1u);
   ReleaseArmnnNetworks();
   EXPECT_EQ(ArmnnLoadedNetworks(), 0u);
+}
+
+// Two executors of the same plan bytes share node pointers. While one runs
+// the region, the other prepares the node again (Executor::Init) several
+// times: the running one must keep a live network (it held a raw pointer the
+// re-prepare freed; ASan in CI sees a use after free) and keep matching ONNX
+// Runtime.
+TEST(ArmnnPluginTest, ReprepareWhileAnotherExecutorRuns) {
+  const Case c = LoadCase("gemm_softmax");
+  const AlignedPlan plan = SubgraphPlan(c, Attributes(&c.model));
+  PlanView view;
+  ASSERT_TRUE(PlanView::Load(plan.data(), plan.size(), &view).ok());
+  linux_port::Arenas arenas_a(view), arenas_b(view);
+  linux_port::Options options;
+  options.threaded = false;
+  linux_port::LinuxPort port_a(view, arenas_a.buffers(), options);
+  InlinePort port_b;
+  Executor a;
+  ASSERT_TRUE(a.Init(view, Registry(), &port_a, arenas_a.buffers()).ok());
+  ASSERT_TRUE(port_a.Start(&a).ok());
+  std::vector<ConstBuffer> in;
+  for (const TensorFile& t : c.inputs) in.push_back({t.data.data(), t.data.size() * sizeof(float)});
+  Status run_status;
+  float max_diff = 0;
+  std::thread runner([&] {
+    for (int r = 0; r < 40 && run_status.ok(); ++r) {
+      std::vector<std::vector<float>> out(c.outputs.size());
+      std::vector<Buffer> buffers;
+      for (size_t k = 0; k < c.outputs.size(); ++k) {
+        out[k].assign(c.outputs[k].data.size(), std::nanf(""));
+        buffers.push_back({out[k].data(), out[k].size() * sizeof(float)});
+      }
+      run_status = a.Invoke({in.data(), in.size()}, {buffers.data(), buffers.size()});
+      for (size_t k = 0; k < out.size(); ++k) {
+        for (size_t i = 0; i < out[k].size(); ++i) {
+          max_diff = std::fmax(max_diff, std::fabs(out[k][i] - c.outputs[k].data[i]));
+        }
+      }
+    }
+  });
+  Status init_status;
+  for (int r = 0; r < 5 && init_status.ok(); ++r) {
+    Executor b;
+    init_status = b.Init(view, Registry(), &port_b, arenas_b.buffers());
+  }
+  runner.join();
+  port_a.Stop();
+  EXPECT_TRUE(init_status.ok()) << init_status.message();
+  ASSERT_TRUE(run_status.ok()) << run_status.message();
+  EXPECT_LE(max_diff, 1e-4f);
+  EXPECT_EQ(ArmnnLoadedNetworks(), 1u);
+  ReleaseArmnnNetworks();
 }
 
 // --- baton run -------------------------------------------------------------

@@ -809,20 +809,36 @@ class NetworkBuilder {
 // ---------------------------------------------------------------------------
 // Plugin state: one Arm NN runtime, one loaded network per Subgraph node.
 
+// Shared: an eval holds its own reference, so a second Executor::Init on the
+// same plan bytes (same node pointers) that prepares the node again replaces
+// the entry without freeing a network an eval is running; the old network is
+// unloaded when its last eval returns.
 struct NodeState {
+  armnn::IRuntime* runtime = nullptr;  // set once loaded; the runtime is never destroyed
   armnn::NetworkId id = 0;
   std::vector<armnn::TensorInfo> inputs;
   std::vector<armnn::TensorInfo> outputs;
-  std::string error;  // the last eval error (owned message)
+  // Evals of one state are serialized: two executors of the same plan may run
+  // the node at once.
+  std::mutex eval_mutex;
+
+  NodeState() = default;
+  NodeState(const NodeState&) = delete;
+  NodeState& operator=(const NodeState&) = delete;
+  ~NodeState() {
+    if (runtime != nullptr) runtime->UnloadNetwork(id);
+  }
 };
 
 struct Plugin {
   std::mutex mutex;
   ArmnnOptions options;
   armnn::IRuntimePtr runtime{nullptr, &armnn::IRuntime::Destroy};
-  std::unordered_map<const schema::Node*, std::unique_ptr<NodeState>> nodes;
-  // Messages of failed prepares, by node: Status holds a pointer to them.
+  std::unordered_map<const schema::Node*, std::shared_ptr<NodeState>> nodes;
+  // Messages of failed prepares and evals, by node: Status holds a pointer to
+  // them (unordered_map never moves its values).
   std::unordered_map<const schema::Node*, std::string> errors;
+  std::unordered_map<const schema::Node*, std::string> eval_errors;
 };
 
 // Never destroyed: Arm NN's runtime must not be torn down during static
@@ -838,12 +854,8 @@ Status PrepareError(Plugin& p, const schema::Node* node, StatusCode code, const 
   return Status(code, text.c_str());
 }
 
-void Unload(Plugin& p, const schema::Node* node) {
-  auto it = p.nodes.find(node);
-  if (it == p.nodes.end()) return;
-  if (p.runtime) p.runtime->UnloadNetwork(it->second->id);
-  p.nodes.erase(it);
-}
+// Drops the plugin's reference; the network unloads with the last one.
+void Unload(Plugin& p, const schema::Node* node) { p.nodes.erase(node); }
 
 std::vector<armnn::BackendId> Backends(const Plugin& p, const CustomAttributes& attrs) {
   std::vector<armnn::BackendId> backends;
@@ -907,12 +919,13 @@ Status PrepareLocked(Plugin& p, const KernelCall& call) {
       for (const std::string& m : messages) what += "; " + m;
       return PrepareError(p, call.node, StatusCode::kUnimplemented, what);
     }
-    auto state = std::make_unique<NodeState>();
+    auto state = std::make_shared<NodeState>();
     std::string load_error;
     if (p.runtime->LoadNetwork(state->id, std::move(optimized), load_error) !=
         armnn::Status::Success) {
       return PrepareError(p, call.node, StatusCode::kInternal, "LoadNetwork failed: " + load_error);
     }
+    state->runtime = p.runtime.get();
     for (uint32_t i = 0; i < call.num_inputs; ++i) {
       state->inputs.push_back(p.runtime->GetInputTensorInfo(state->id, static_cast<int>(i)));
     }
@@ -945,19 +958,18 @@ Status Prepare(const KernelCall& call) {
 
 Status Eval(const KernelCall& call) {
   Plugin& p = State();
-  NodeState* state = nullptr;
-  armnn::IRuntime* runtime = nullptr;
-  {
+  std::shared_ptr<NodeState> state;
+  try {
     std::lock_guard<std::mutex> lock(p.mutex);
     auto it = p.nodes.find(call.node);
-    if (it != p.nodes.end()) state = it->second.get();
-    runtime = p.runtime.get();
+    if (it != p.nodes.end()) state = it->second;
+  } catch (...) {
+    return BATON_ERROR(kInternal, "armnn: eval failed (lock)");
   }
-  if (state == nullptr || runtime == nullptr) {
-    return BATON_ERROR(kFailedPrecondition, "armnn: node was not prepared");
-  }
-  // One queue runs a node, so its evals (and `state->error`) never overlap.
+  if (state == nullptr) return BATON_ERROR(kFailedPrecondition, "armnn: node was not prepared");
+  armnn::IRuntime* const runtime = state->runtime;
   try {
+    std::lock_guard<std::mutex> eval_lock(state->eval_mutex);
     armnn::InputTensors inputs;
     armnn::OutputTensors outputs;
     for (uint32_t i = 0; i < call.num_inputs; ++i) {
@@ -974,8 +986,12 @@ Status Eval(const KernelCall& call) {
     return Status::Ok();
   } catch (const std::exception& e) {
     try {
-      state->error = std::string("armnn: ") + e.what();
-      return Status(StatusCode::kInternal, state->error.c_str());
+      // Kept by the plugin, not the state: the Status may outlive this
+      // eval's reference to the state.
+      std::lock_guard<std::mutex> lock(p.mutex);
+      std::string& text = p.eval_errors[call.node];
+      text = std::string("armnn: ") + e.what();
+      return Status(StatusCode::kInternal, text.c_str());
     } catch (...) {
       return BATON_ERROR(kInternal, "armnn: eval failed");
     }
@@ -999,11 +1015,9 @@ Status RegisterArmnnRuntime(KernelRegistry* registry, DeviceKind kind, ArmnnOpti
 void ReleaseArmnnNetworks() {
   Plugin& p = State();
   std::lock_guard<std::mutex> lock(p.mutex);
-  for (auto& entry : p.nodes) {
-    if (p.runtime) p.runtime->UnloadNetwork(entry.second->id);
-  }
-  p.nodes.clear();
+  p.nodes.clear();  // each network unloads with its last reference
   p.errors.clear();
+  p.eval_errors.clear();
 }
 
 size_t ArmnnLoadedNetworks() {

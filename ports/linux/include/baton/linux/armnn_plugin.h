@@ -35,7 +35,10 @@
 // ReleaseArmnnNetworks is called.
 //
 // Thread safety: prepare and eval may run on any thread; plugin state is
-// guarded by a mutex, and eval of different nodes runs concurrently.
+// guarded by a mutex, and eval of different nodes runs concurrently. Each
+// loaded network is reference-counted: preparing a node again (a second
+// executor on the same plan bytes) never frees a network an eval is running,
+// and evals of one network are serialized.
 
 #include <string>
 #include <vector>
