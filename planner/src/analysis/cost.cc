@@ -6,7 +6,7 @@
 #include "baton/postprocess.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/ops/op_def.h"
-#include "baton/planner/passes/regions.h"
+#include "baton/planner/ops/region.h"
 #include "ops/op_util.h"
 
 namespace baton::planner {

@@ -8,7 +8,7 @@
 
 #include "analysis/inspect_internal.h"
 #include "baton/planner/io/npy.h"
-#include "baton/planner/passes/regions.h"
+#include "baton/planner/ops/region.h"
 #include "baton/planner/target.h"
 
 namespace baton::planner {

@@ -7,14 +7,6 @@
 namespace baton::planner {
 namespace {
 
-// Attribute keys of a `__subgraph` node in the IR. "nodes" holds the
-// region's node names joined by '\0' (names are free text).
-constexpr const char* kRuntimeAttr = "runtime";
-constexpr const char* kModelAttr = "model";
-constexpr const char* kNodesAttr = "nodes";
-constexpr const char* kMacsAttr = "node_macs";
-constexpr const char* kBytesAttr = "node_bytes";
-
 bool OnRuntime(const Program& p, int n) {
   const int d = p.node_device[n];
   return d >= 0 && !p.target.devices[d].runtime.empty();
@@ -216,19 +208,25 @@ Check FormRegions(const std::vector<double>& node_macs, const std::vector<double
     BATON_ASSIGN_OR_RETURN(std::string model,
                            SerializeRegion(g, members, inputs, outputs, node.name));
     const TargetDevice& dev = p->target.devices[p->node_device[members[0]]];
-    node.attrs[kRuntimeAttr] = StringAttr(dev.runtime);
-    node.attrs[kModelAttr] = StringAttr(std::move(model));
-    std::string names;
+    node.attrs[kRegionRuntimeAttr] = StringAttr(dev.runtime);
+    Attr model_attr;
+    model_attr.kind = Attr::Kind::kTensor;
+    model_attr.t.dtype = DType::UInt8;
+    model_attr.t.shape = {static_cast<int64_t>(model.size())};
+    model_attr.t.shape_known = true;
+    model_attr.t.data.assign(model.begin(), model.end());
+    node.attrs[kRegionModelAttr] = std::move(model_attr);
+    Attr names;
+    names.kind = Attr::Kind::kStrings;
     std::vector<float> macs, bytes;
-    for (size_t k = 0; k < members.size(); ++k) {
-      if (k > 0) names.push_back('\0');
-      names += g.nodes[members[k]].name;
-      macs.push_back(static_cast<float>(node_macs[members[k]]));
-      bytes.push_back(static_cast<float>(node_bytes[members[k]]));
+    for (int m : members) {
+      names.strings.push_back(g.nodes[m].name);
+      macs.push_back(static_cast<float>(node_macs[m]));
+      bytes.push_back(static_cast<float>(node_bytes[m]));
     }
-    node.attrs[kNodesAttr] = StringAttr(std::move(names));
-    node.attrs[kMacsAttr] = FloatsAttr(std::move(macs));
-    node.attrs[kBytesAttr] = FloatsAttr(std::move(bytes));
+    node.attrs[kRegionNodesAttr] = std::move(names);
+    node.attrs[kRegionMacsAttr] = FloatsAttr(std::move(macs));
+    node.attrs[kRegionBytesAttr] = FloatsAttr(std::move(bytes));
     region_nodes.push_back(std::move(node));
   }
 
@@ -281,103 +279,13 @@ Check FormRegions(const std::vector<double>& node_macs, const std::vector<double
 std::string RegionHolding(const Graph& g, const std::string& name) {
   for (const Node& n : g.nodes) {
     if (n.op != kSubgraphOp) continue;
-    const Attr* names = n.FindAttr(kNodesAttr);
+    const Attr* names = n.FindAttr(kRegionNodesAttr);
     if (names == nullptr) continue;
-    size_t start = 0;
-    while (start <= names->s.size()) {
-      size_t end = names->s.find('\0', start);
-      if (end == std::string::npos) end = names->s.size();
-      if (names->s.compare(start, end - start, name) == 0) return n.name;
-      start = end + 1;
+    for (const std::string& merged : names->strings) {
+      if (merged == name) return n.name;
     }
   }
   return "";
-}
-
-Result<LoweredParams> LowerSubgraph(flatbuffers::FlatBufferBuilder* b, const Graph& graph,
-                                    const Node& node) {
-  (void)graph;
-  const Attr* runtime = node.FindAttr(kRuntimeAttr);
-  const Attr* model = node.FindAttr(kModelAttr);
-  const Attr* names = node.FindAttr(kNodesAttr);
-  const Attr* macs = node.FindAttr(kMacsAttr);
-  const Attr* bytes = node.FindAttr(kBytesAttr);
-  if (runtime == nullptr || model == nullptr || names == nullptr || macs == nullptr ||
-      bytes == nullptr) {
-    return Fail("node '" + node.name + "': a __subgraph node without its region attributes");
-  }
-  // The nested CustomAttributes buffer, attributes sorted by name: model,
-  // node_bytes, node_macs, nodes. (A minimal builder; the generic custom-op
-  // lowering can take this over.)
-  flatbuffers::FlatBufferBuilder nb(model->s.size() + 1024);
-  std::vector<flatbuffers::Offset<schema::Attribute>> attrs;
-  {
-    const auto name = nb.CreateString(kModelAttr);
-    const std::vector<int64_t> shape_v = {static_cast<int64_t>(model->s.size())};
-    const auto shape = nb.CreateVector(shape_v);
-    nb.ForceVectorAlignment(model->s.size(), 1, 8);
-    const auto data =
-        nb.CreateVector(reinterpret_cast<const uint8_t*>(model->s.data()), model->s.size());
-    schema::AttributeBuilder ab(nb);
-    ab.add_name(name);
-    ab.add_kind(schema::AttributeKind::Tensor);
-    ab.add_dtype(schema::DType::UInt8);
-    ab.add_shape(shape);
-    ab.add_data(data);
-    attrs.push_back(ab.Finish());
-  }
-  for (const Attr* a : {bytes, macs}) {
-    const char* key = a == bytes ? kBytesAttr : kMacsAttr;
-    attrs.push_back(
-        schema::CreateAttributeDirect(nb, key, schema::AttributeKind::Floats, nullptr, &a->floats));
-  }
-  {
-    std::vector<flatbuffers::Offset<flatbuffers::String>> list;
-    size_t start = 0;
-    while (start <= names->s.size()) {
-      size_t end = names->s.find('\0', start);
-      if (end == std::string::npos) end = names->s.size();
-      list.push_back(nb.CreateString(names->s.data() + start, end - start));
-      start = end + 1;
-    }
-    attrs.push_back(schema::CreateAttributeDirect(nb, kNodesAttr, schema::AttributeKind::Strings,
-                                                  nullptr, nullptr, &list));
-  }
-  nb.Finish(schema::CreateCustomAttributesDirect(nb, &attrs));
-  const auto name = b->CreateString(runtime->s);
-  b->ForceVectorAlignment(nb.GetSize(), 1, 8);
-  const auto nested = b->CreateVector(nb.GetBufferPointer(), nb.GetSize());
-  LoweredParams out;
-  out.type = schema::Params::CustomParams;
-  out.offset = schema::CreateCustomParams(*b, name, nested).Union();
-  return out;
-}
-
-std::optional<PlanRegion> ReadPlanRegion(const schema::Node& node) {
-  if (node.op() != schema::Op::Subgraph) return std::nullopt;
-  const schema::CustomParams* params = node.params_as_CustomParams();
-  if (params == nullptr || params->attributes() == nullptr) return std::nullopt;
-  const auto* buf = params->attributes();
-  flatbuffers::Verifier verifier(buf->data(), buf->size());
-  if (!verifier.VerifyBuffer<schema::CustomAttributes>(nullptr)) return std::nullopt;
-  const auto* root = flatbuffers::GetRoot<schema::CustomAttributes>(buf->data());
-  PlanRegion r;
-  r.runtime = params->name()->str();
-  if (root->attributes() == nullptr) return r;
-  for (const schema::Attribute* a : *root->attributes()) {
-    const std::string key = a->name()->str();
-    if (key == kModelAttr && a->data() != nullptr) r.model_bytes = a->data()->size();
-    if (key == kNodesAttr && a->strings() != nullptr) {
-      for (const auto* s : *a->strings()) r.nodes.push_back(s->str());
-    }
-    if (key == kMacsAttr && a->floats() != nullptr) {
-      r.node_macs.assign(a->floats()->begin(), a->floats()->end());
-    }
-    if (key == kBytesAttr && a->floats() != nullptr) {
-      r.node_bytes.assign(a->floats()->begin(), a->floats()->end());
-    }
-  }
-  return r;
 }
 
 }  // namespace baton::planner

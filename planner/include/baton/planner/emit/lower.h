@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/planner/ops/custom_params.h"
 #include "baton/planner/ops/op_def.h"
 #include "baton/planner/program.h"
 
@@ -25,19 +26,9 @@ Result<schema::Op> OpFromName(const std::string& op);
 std::vector<int> RuntimeInputs(const Graph& graph, const Node& node);
 
 // The node's params built into `builder` by its OpDef::lower; for a custom
-// op, LowerCustomParams(builder, node.op, node.attrs); type NONE (nothing
+// op, LowerCustomParams(builder, node.op, node.attrs) (ops/custom_params.h); type NONE (nothing
 // built) for ops without params and for unknown ops.
 Result<LoweredParams> LowerParams(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
                                   const Node& node);
-
-// CustomParams{name, attributes} of a Custom or Subgraph node: `attrs` as a
-// nested CustomAttributes FlatBuffer (sorted by name; omitted when empty),
-// built on its own so the bytes depend only on `name` and `attrs`
-// (deterministic). Every Attr kind maps to its AttributeKind; kString is
-// String, kStrings Strings, kTensor Tensor (dtype, shape, data 8-aligned).
-// Errors: an empty name, a tensor whose data does not match its shape.
-Result<LoweredParams> LowerCustomParams(flatbuffers::FlatBufferBuilder* builder,
-                                        const std::string& name,
-                                        const std::map<std::string, Attr>& attrs);
 
 }  // namespace baton::planner

@@ -34,11 +34,10 @@
 #include <vector>
 
 #include "baton/planner/ops/op_def.h"
+#include "baton/planner/ops/region.h"
 #include "baton/planner/program.h"
 
 namespace baton::planner {
-
-inline constexpr const char* kSubgraphOp = "__subgraph";
 
 // Whether a region can carry planner op `op` (an ONNX op whose planner form
 // is ONNX's, or a fused op expanded back); RegionOpSerializableWhy says why
@@ -65,20 +64,5 @@ std::string RegionHolding(const Graph& g, const std::string& name);
 Result<std::string> SerializeRegion(const Graph& g, const std::vector<int>& nodes,
                                     const std::vector<int>& inputs, const std::vector<int>& outputs,
                                     const std::string& name);
-
-// The plan parameters of a `__subgraph` node (OpDef::lower).
-Result<LoweredParams> LowerSubgraph(flatbuffers::FlatBufferBuilder* builder, const Graph& graph,
-                                    const Node& node);
-
-// What a plan's Subgraph node says about its region; nullopt when `node`
-// is no Subgraph node or its attributes do not verify.
-struct PlanRegion {
-  std::string runtime;
-  std::vector<std::string> nodes;
-  std::vector<float> node_macs;
-  std::vector<float> node_bytes;
-  uint64_t model_bytes = 0;
-};
-std::optional<PlanRegion> ReadPlanRegion(const schema::Node& node);
 
 }  // namespace baton::planner

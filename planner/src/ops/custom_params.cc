@@ -1,11 +1,11 @@
 // CustomParams of Custom (and Subgraph) nodes: the op's name and its
 // attributes as a nested CustomAttributes FlatBuffer (schema/plan.fbs).
 
+#include "baton/planner/ops/custom_params.h"
+
 #include <map>
 #include <string>
 #include <vector>
-
-#include "baton/planner/emit/lower.h"
 
 namespace baton::planner {
 namespace {
