@@ -42,7 +42,8 @@ struct Tensor {
 bool ShapeFits(const std::vector<int64_t>& shape);
 
 struct Attr {
-  // kStrings and kTensor only on custom ops (IsCustomOp); the attributes of
+  // kStrings and kTensor only on custom ops (IsCustomOp) and `__subgraph`
+  // nodes (ops/region.h); the attributes of
   // built-in ops keep an ONNX STRINGS attribute comma-joined in a kString.
   enum class Kind { kInt, kFloat, kInts, kFloats, kString, kStrings, kTensor };
   Kind kind = Kind::kInt;
