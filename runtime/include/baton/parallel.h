@@ -28,7 +28,8 @@ struct ParallelRunner {
   int threads = 1;
   // Runs task(ctx, slot) once for every slot in [0, parts), parts <=
   // threads, concurrently; slot 0 on the calling thread. Returns when all
-  // have returned. Not reentrant: a task must not call it again.
+  // have returned. Not reentrant: ParallelFor uninstalls the runner on the
+  // calling thread while it runs, so a nested split runs serially.
   void (*run)(void* self, int parts, void (*task)(void* ctx, int slot), void* ctx) = nullptr;
   void* self = nullptr;
 };

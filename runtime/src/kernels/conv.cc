@@ -174,7 +174,7 @@ Status ConvEval(const KernelCall& call) {
     return Status::Ok();
   }
   if (RunsWinograd(g, call)) {
-    WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call));
+    WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call), WorkspaceSize(call));
     return Status::Ok();
   }
 
