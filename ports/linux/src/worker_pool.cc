@@ -45,11 +45,11 @@ bool PinThread(std::thread& thread, const std::vector<int>& cpus) {
 }
 
 WorkerPool::WorkerPool(int threads, const std::vector<int>& cpus) {
-  runner_.threads = threads < 1 ? 1 : threads;
+  runner_.threads = threads < 1 ? 1 : (threads > 1024 ? 1024 : threads);
   runner_.run = &WorkerPool::Run;
   runner_.self = this;
   for (int slot = 1; slot < runner_.threads; ++slot) {
-    workers_.emplace_back([this, slot] { Worker(slot); });
+    workers_.emplace_back([this] { Worker(); });
     if (!cpus.empty()) {
       PinThread(workers_.back(), {cpus[static_cast<size_t>(slot) % cpus.size()]});
     }
@@ -69,45 +69,69 @@ void WorkerPool::Run(void* self, int parts, void (*task)(void* ctx, int slot), v
   static_cast<WorkerPool*>(self)->RunParts(parts, task, ctx);
 }
 
+namespace {
+
+constexpr uint32_t Generation(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+constexpr int Parts(uint64_t word) { return static_cast<int>((word >> 16) & 0xffff); }
+constexpr int Next(uint64_t word) { return static_cast<int>(word & 0xffff); }
+
+}  // namespace
+
 void WorkerPool::RunParts(int parts, void (*task)(void* ctx, int slot), void* ctx) {
-  if (workers_.empty() || parts <= 1) {
+  if (workers_.empty() || parts <= 1 || parts > 0xffff) {
     for (int slot = 0; slot < parts; ++slot) task(ctx, slot);
     return;
   }
+  uint32_t gen;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = task;
     ctx_ = ctx;
-    parts_ = parts;
-    // Every worker checks in, needed or not: none may still read task_
-    // when the next Run rewrites it.
-    remaining_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    done_.store(0, std::memory_order_relaxed);
+    gen = Generation(word_.load(std::memory_order_relaxed)) + 1;
+    word_.store((static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(parts) << 16),
+                std::memory_order_release);
   }
   work_cv_.notify_all();
-  task(ctx, 0);
-  auto done = [this] { return remaining_.load(std::memory_order_acquire) == 0; };
-  if (!SpinUntil(done)) {
+  RunClaimed(gen);
+  auto all_done = [this, parts] { return done_.load(std::memory_order_acquire) == parts; };
+  if (!SpinUntil(all_done)) {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_cv_.wait(lock, done);
+    done_cv_.wait(lock, all_done);
   }
 }
 
-void WorkerPool::Worker(int slot) {
-  uint64_t seen = 0;
+void WorkerPool::RunClaimed(uint32_t gen) {
+  uint64_t word = word_.load(std::memory_order_acquire);
   for (;;) {
-    auto fresh = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (Generation(word) != gen || Next(word) >= Parts(word)) return;
+    if (!word_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      continue;  // `word` now holds the current value
+    }
+    // Part Next(word) is ours; the caller waits for it before it rewrites
+    // task_ and ctx_.
+    task_(ctx_, Next(word));
+    const int parts = Parts(word);
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == parts) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_cv_.notify_one();
+    }
+    word = word_.load(std::memory_order_acquire);
+  }
+}
+
+void WorkerPool::Worker() {
+  uint32_t seen = 0;
+  for (;;) {
+    auto fresh = [&] { return Generation(word_.load(std::memory_order_acquire)) != seen; };
     if (!SpinUntil(fresh)) {
       std::unique_lock<std::mutex> lock(mutex_);
       work_cv_.wait(lock, [&] { return stop_ || fresh(); });
       if (stop_) return;
     }
-    seen = generation_.load(std::memory_order_acquire);
-    if (slot < parts_) task_(ctx_, slot);
-    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_cv_.notify_one();
-    }
+    seen = Generation(word_.load(std::memory_order_acquire));
+    RunClaimed(seen);
   }
 }
 

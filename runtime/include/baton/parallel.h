@@ -27,8 +27,9 @@ struct ParallelRunner {
   // Threads that run parts, the calling thread included (>= 1).
   int threads = 1;
   // Runs task(ctx, slot) once for every slot in [0, parts), parts <=
-  // threads, concurrently; slot 0 on the calling thread. Returns when all
-  // have returned. Not reentrant: ParallelFor uninstalls the runner on the
+  // threads, concurrently on the calling thread and the runner's others, in
+  // any assignment (a slot names a part and its workspace slice, not a
+  // thread). Returns when all have returned. Not reentrant: ParallelFor uninstalls the runner on the
   // calling thread while it runs, so a nested split runs serially.
   void (*run)(void* self, int parts, void (*task)(void* ctx, int slot), void* ctx) = nullptr;
   void* self = nullptr;

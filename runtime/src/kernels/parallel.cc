@@ -80,8 +80,8 @@ void ParallelFor(int64_t n, int64_t grain, int max_parts, RangeFn fn, void* ctx)
   }
   Split s{fn, ctx, units, grain, n, parts};
   const ParallelRunner* r = ThreadParallelRunner();
-  // The runner is not reentrant: a part that splits again (slot 0 runs on
-  // this thread) runs its inner loop serially.
+  // The runner is not reentrant: a part that splits again (this thread runs
+  // parts too) runs its inner loop serially.
   SetThreadParallelRunner(nullptr);
   r->run(r->self, parts, RunPart, &s);
   SetThreadParallelRunner(r);

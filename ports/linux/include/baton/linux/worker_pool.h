@@ -4,9 +4,12 @@
 // own thread), so a CPU queue with Queue.threads = N runs each node on up
 // to N threads.
 //
-// Idle workers spin briefly (a node's next parallel loop usually follows
-// within microseconds) and then sleep on a condition variable, so an idle
-// pool burns no CPU.
+// Parts are claimed, not assigned: the caller and the workers take the next
+// unclaimed part until none is left, so a worker that has lost its core (a
+// loaded machine) delays nothing it has not started; the part number picks
+// the workspace slice, whichever thread runs it. Idle workers spin briefly
+// (a node's next parallel loop usually follows within microseconds) and then
+// sleep on a condition variable, so an idle pool burns no CPU.
 
 #include <atomic>
 #include <condition_variable>
@@ -21,9 +24,9 @@ namespace baton::linux_port {
 
 class WorkerPool {
  public:
-  // Starts threads - 1 workers (none when threads <= 1). Worker i (slot
-  // i + 1) is pinned to cpus[(i + 1) % cpus.size()] when `cpus` is not
-  // empty (slot 0 is the caller's thread; the caller pins it).
+  // Starts threads - 1 workers (none when threads <= 1). Worker i (thread
+  // i + 1 of the queue; thread 0 is the caller's, which the caller pins) is
+  // pinned to cpus[(i + 1) % cpus.size()] when `cpus` is not empty.
   WorkerPool(int threads, const std::vector<int>& cpus);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -37,21 +40,23 @@ class WorkerPool {
  private:
   static void Run(void* self, int parts, void (*task)(void* ctx, int slot), void* ctx);
   void RunParts(int parts, void (*task)(void* ctx, int slot), void* ctx);
-  void Worker(int slot);
+  void Worker();
+  // Runs parts of generation `gen` while unclaimed ones are left.
+  void RunClaimed(uint32_t gen);
 
   ParallelRunner runner_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  // Bumped (under mutex_) once per Run; workers wait for a new value.
-  std::atomic<uint64_t> generation_{0};
-  // Workers that have not finished the current generation.
-  std::atomic<int> remaining_{0};
-  // The current generation's job, written before generation_ is bumped.
+  // generation (bits 32..63, bumped once per Run) | parts (16..31) | next
+  // unclaimed part (0..15). Published with release after task_ and ctx_.
+  std::atomic<uint64_t> word_{0};
+  // Parts of the current generation that have finished.
+  std::atomic<int> done_{0};
+  // The current generation's job; rewritten only after all its parts are done.
   void (*task_)(void* ctx, int slot) = nullptr;
   void* ctx_ = nullptr;
-  int parts_ = 0;
   bool stop_ = false;  // guarded by mutex_
 };
 
