@@ -234,6 +234,7 @@ void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
 // repeated work, or none when read in place), else rows.
 int ChooseSplit(const GemmImpl& impl, int64_t m, int64_t n, int64_t k, int max_parts,
                 bool* out_split_n) {
+  if (!BATON_PARALLEL_KERNELS) return 1;  // bare metal: the split code folds away
   int parts = ParallelThreads();
   if (parts > max_parts) parts = max_parts;
   if (parts <= 1 || m * n * k < kParallelMinMacs) return 1;

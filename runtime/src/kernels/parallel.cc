@@ -4,12 +4,6 @@
 
 #include "parallel.h"
 
-#if defined(__linux__) || defined(__APPLE__) || defined(_WIN32)
-#define BATON_PARALLEL_KERNELS 1
-#else
-#define BATON_PARALLEL_KERNELS 0
-#endif
-
 namespace baton {
 
 #if BATON_PARALLEL_KERNELS

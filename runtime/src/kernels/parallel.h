@@ -7,6 +7,14 @@
 
 #include "baton/parallel.h"
 
+// Hosted builds have the thread-local runner; bare-metal ones compile the
+// split paths out (ParallelThreads() is always 1 there).
+#if defined(__linux__) || defined(__APPLE__) || defined(_WIN32)
+#define BATON_PARALLEL_KERNELS 1
+#else
+#define BATON_PARALLEL_KERNELS 0
+#endif
+
 namespace baton {
 namespace kernels {
 
