@@ -77,8 +77,9 @@ def _npy_name(name):
 OPT_LEVELS = ("disabled", "basic", "extended", "all")
 
 
-def run_ort(model, inputs, repeat=0, profile=None, opt_level="all"):
-    """Runs `model` once on ONNX Runtime (CPU EP, intra/inter-op threads 1,
+def run_ort(model, inputs, repeat=0, profile=None, opt_level="all", threads=1):
+    """Runs `model` once on ONNX Runtime (CPU EP, intra-op threads `threads`
+    (default 1), inter-op threads 1,
     sequential, graph optimization level `opt_level`, one of OPT_LEVELS) with
     `inputs` ({name: ndarray}).
 
@@ -102,6 +103,8 @@ def run_ort(model, inputs, repeat=0, profile=None, opt_level="all"):
             cmd += ["--profile", os.path.abspath(profile)]
         if opt_level != "all":
             cmd += ["--opt-level", opt_level]
+        if threads != 1:
+            cmd += ["--threads", str(int(threads))]
         env = dict(os.environ, BATON_ORT_DIR=ort_dir())
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if r.returncode != 0:

@@ -276,7 +276,8 @@ Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWor
       if (p.target.profile != nullptr && p.graph.nodes[n].op != kCopyOp) {
         measured = p.target.profile->Seconds(work.signature[n], dev.kind, dev.name);
       }
-      seconds[n][d] = measured ? *measured : DeviceSeconds(dev.cost, work.macs[n], work.bytes[n]);
+      seconds[n][d] =
+          measured ? *measured : DeviceSeconds(dev.cost, work.macs[n], work.bytes[n], dev.threads);
     }
   }
   *out_work = std::move(work);
@@ -573,6 +574,8 @@ Result<NodeWork> ProgramWork(const Program& p) {
     work.macs[n] = NodeMacs(*plan, static_cast<uint32_t>(k));
     work.bytes[n] = NodeBytes(*plan, static_cast<uint32_t>(k));
     for (int t : c.workspace[n]) work.workspace_bytes[n] += c.graph.tensors[t].bytes();
+    // One thread's share: PlanWorkspace scales it again for the node's queue.
+    work.workspace_bytes[n] /= c.QueueThreads(c.node_queue[static_cast<size_t>(n)]);
   }
   return work;
 }
@@ -611,8 +614,8 @@ Result<std::vector<double>> ProgramSeconds(const Program& p, const NodeWork& wor
       if (n >= work.macs.size() || p.node_device[n] < 0 || node.op == kSubgraphOp) {
         return ProgramSeconds(p);
       }
-      seconds[n] = DeviceSeconds(p.target.devices[p.node_device[n]].cost, work.macs[n],
-                                 work.bytes[n]);
+      const TargetDevice& dev = p.target.devices[p.node_device[n]];
+      seconds[n] = DeviceSeconds(dev.cost, work.macs[n], work.bytes[n], dev.threads);
       continue;
     }
     const int from = p.tensor_domain[node.inputs[0]], to = p.tensor_domain[node.outputs[0]];

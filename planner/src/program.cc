@@ -2,6 +2,13 @@
 
 namespace baton::planner {
 
+uint32_t Program::QueueThreads(int q) const {
+  if (q < 0 || static_cast<size_t>(q) >= queues.size()) return 1;
+  const QueueInfo& info = queues[static_cast<size_t>(q)];
+  if (info.device < 0 || info.kind != schema::DeviceKind::Cpu) return 1;
+  return target.devices[static_cast<size_t>(info.device)].threads;
+}
+
 int Program::QueueOfDevice(int device) const { return device; }
 
 int Program::NumCopies() const {

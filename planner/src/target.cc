@@ -168,6 +168,19 @@ Result<TargetDevice> ParseDevice(const json& d, const std::string& what, size_t 
       }
     }
   }
+  if (d.contains("threads")) {
+    const json& th = d["threads"];
+    if (dev.kind != schema::DeviceKind::Cpu) {
+      return Fail(where + ": 'threads' is for CPU devices only (this device is kind '" +
+                  DeviceKindName(dev.kind) + "')");
+    }
+    if (!th.is_number_integer() || th.get<int64_t>() < 1 ||
+        th.get<int64_t>() > static_cast<int64_t>(kMaxDeviceThreads)) {
+      return Fail(where + ": 'threads' must be an integer from 1 to " +
+                  std::to_string(kMaxDeviceThreads) + ", got " + th.dump());
+    }
+    dev.threads = static_cast<uint32_t>(th.get<int64_t>());
+  }
   if (!d.contains("domains") || !d["domains"].is_array() || d["domains"].empty()) {
     return Fail(where + ": 'domains' must list the memories it can reach");
   }
@@ -206,6 +219,11 @@ Result<TargetLink> ParseLink(const json& l, const std::string& what, size_t inde
 }
 
 }  // namespace
+
+double ParallelSpeedup(uint32_t threads) {
+  if (threads <= 1) return 1.0;
+  return 1.0 / (kSerialFraction + (1.0 - kSerialFraction) / threads);
+}
 
 const char* DeviceKindName(schema::DeviceKind kind) {
   switch (kind) {

@@ -77,5 +77,36 @@ TEST(Target, AlignmentMustFitThePlan) {
             "t.json: domain 'dram': 'bytes' must be a positive integer");
 }
 
+// "threads" (issue 17): CPU devices only, 1..64, default 1.
+TEST(Target, CpuThreads) {
+  Result<Target> plain = ParseTarget(kGood, "t.json");
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_EQ(plain->devices[0].threads, 1u);
+  Result<Target> two = ParseTarget(
+      With(R"("kind": "cpu", "domains")", R"("kind": "cpu", "threads": 2, "domains")"), "t.json");
+  ASSERT_TRUE(two.ok()) << two.error();
+  EXPECT_EQ(two->devices[0].threads, 2u);
+  for (const char* bad : {"0", "-1", "65", "1.5", "\"2\""}) {
+    EXPECT_EQ(
+        Error(With(R"("kind": "cpu", "domains")",
+                   std::string(R"("kind": "cpu", "threads": )") + bad + R"(, "domains")")),
+        std::string("t.json: device 'cpu0': 'threads' must be an integer from 1 to 64, got ") +
+            (std::string(bad) == "\"2\"" ? "\"2\"" : bad));
+  }
+  EXPECT_EQ(Error(With(R"("kind": "npu", "domains")", R"("kind": "npu", "threads": 2, "domains")")),
+            "t.json: device 'npu0': 'threads' is for CPU devices only (this device is kind 'npu')");
+}
+
+// The cost model's Amdahl factor: 1 for one thread, falling with N, never
+// below the serial fraction's bound.
+TEST(Target, ParallelSpeedupGrowsWithThreads) {
+  EXPECT_DOUBLE_EQ(ParallelSpeedup(1), 1.0);
+  EXPECT_DOUBLE_EQ(ParallelSpeedup(0), 1.0);
+  EXPECT_NEAR(ParallelSpeedup(2), 1.0 / (kSerialFraction + (1 - kSerialFraction) / 2), 1e-12);
+  EXPECT_GT(ParallelSpeedup(2), 1.5);
+  EXPECT_GT(ParallelSpeedup(4), ParallelSpeedup(2));
+  EXPECT_LT(ParallelSpeedup(64), 1.0 / kSerialFraction);
+}
+
 }  // namespace
 }  // namespace baton::planner

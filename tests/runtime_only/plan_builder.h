@@ -63,8 +63,10 @@ class PlanBuilder {
     return static_cast<uint32_t>(domains_.size() - 1);
   }
 
-  uint32_t Queue(const std::string& name, DeviceKind kind, std::vector<uint32_t> domains) {
-    queues_.push_back({name, kind, std::move(domains), {}});
+  // `threads`: Queue.threads (a CPU queue's threads per node).
+  uint32_t Queue(const std::string& name, DeviceKind kind, std::vector<uint32_t> domains,
+                 uint32_t threads = 1) {
+    queues_.push_back({name, kind, std::move(domains), {}, threads});
     return static_cast<uint32_t>(queues_.size() - 1);
   }
 
@@ -129,7 +131,7 @@ class PlanBuilder {
     std::vector<flatbuffers::Offset<schema::Queue>> queues;
     for (const QueueSpec& q : queues_) {
       queues.push_back(
-          schema::CreateQueueDirect(fbb_, q.name.c_str(), q.kind, &q.domains, &q.nodes));
+          schema::CreateQueueDirect(fbb_, q.name.c_str(), q.kind, &q.domains, &q.nodes, q.threads));
     }
     auto plan = schema::CreatePlanDirect(fbb_, version_, "test", in_flight_, &domains_, &queues,
                                          &tensors_, &nodes_, &inputs_, &outputs_,
@@ -164,6 +166,7 @@ class PlanBuilder {
     DeviceKind kind;
     std::vector<uint32_t> domains;
     std::vector<uint32_t> nodes;
+    uint32_t threads = 1;
   };
   flatbuffers::FlatBufferBuilder fbb_;
   std::vector<flatbuffers::Offset<schema::Domain>> domains_;

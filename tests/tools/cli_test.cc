@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/test_util.h"
 
@@ -83,6 +85,94 @@ TEST(Cli, RunSelectsKernelIsa) {
   r = Baton(run + " --isa sse9");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("--isa"), std::string::npos) << r.out;
+}
+
+// A CPU with "threads": 2 (issue 17): the plan carries Queue.threads = 2,
+// `baton run` splits each Conv over two threads, and the outputs are
+// bitwise those of the one-thread plan (and match torch on tiny_cnn).
+TEST(Cli, CpuThreadsRunEqualsOneThread) {
+  // conv 3x3 (im2col GEMM) -> depthwise 3x3 -> pointwise conv: each large
+  // enough to be split.
+  auto values = [](size_t n, uint32_t seed) {
+    std::string out = "[";
+    uint32_t v = seed;
+    for (size_t i = 0; i < n; ++i) {
+      v = v * 1664525u + 1013904223u;
+      out += (i ? "," : "") + std::to_string(static_cast<int>(v >> 24) / 512.0 - 0.25);
+    }
+    return out + "]";
+  };
+  const std::string graph = Tmp("threads_graph.json");
+  {
+    std::string g =
+        R"({"name": "threads", "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 16, 32, 32]}],
+      "outputs": ["y"], "initializers": [
+      {"name": "w1", "dtype": "float32", "shape": [32, 16, 3, 3], "data": )" +
+        values(32 * 16 * 9, 1) + R"(},
+      {"name": "wd", "dtype": "float32", "shape": [32, 1, 3, 3], "data": )" +
+        values(32 * 9, 2) + R"(},
+      {"name": "w2", "dtype": "float32", "shape": [64, 32, 1, 1], "data": )" +
+        values(64 * 32, 3) + R"(}],
+      "nodes": [
+      {"name": "c1", "op": "Conv", "inputs": ["x", "w1"], "outputs": ["t1"], "attrs": {"pads": [1, 1, 1, 1]}},
+      {"name": "dw", "op": "Conv", "inputs": ["t1", "wd"], "outputs": ["t2"], "attrs": {"pads": [1, 1, 1, 1], "group": 32}},
+      {"name": "c2", "op": "Conv", "inputs": ["t2", "w2"], "outputs": ["y"]}]})";
+    FILE* f = std::fopen(graph.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(g.c_str(), f);
+    std::fclose(f);
+  }
+  // The input: tiny_cnn's x is [1, 3, 16, 16]; write one of our own.
+  const std::string x = Tmp("threads_x.npy");
+  {
+    std::vector<float> data(16 * 32 * 32);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 16, 32, 32), }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    FILE* f = std::fopen(x.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    std::fwrite(magic, 1, 8, f);
+    const uint16_t len = static_cast<uint16_t>(header.size());
+    std::fwrite(&len, 2, 1, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    std::fwrite(data.data(), sizeof(float), data.size(), f);
+    std::fclose(f);
+  }
+  std::string outputs[2];
+  const char* targets[2] = {"cpu", "cpu_2threads"};
+  for (int t = 0; t < 2; ++t) {
+    const std::string plan = Tmp(std::string("threads_") + targets[t] + ".baton");
+    const std::string out = Tmp(std::string("threads_out_") + targets[t]);
+    Result r = Baton("plan " + graph + " --target " + TargetPath(targets[t]) + " -o " + plan);
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = Baton("inspect " + plan + " --json");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto queue = nlohmann::json::parse(r.out)["queues"][0];
+    if (t == 0) {
+      EXPECT_FALSE(queue.contains("threads")) << r.out;
+    } else {
+      EXPECT_EQ(queue["threads"], 2) << r.out;
+    }
+    r = Baton("run " + plan + " --input x=" + x + " --output-dir " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    outputs[t] = planner::ReadFile(out + "/y.npy").value();
+  }
+  EXPECT_GT(outputs[0].size(), static_cast<size_t>(64 * 32 * 32 * 4));
+  EXPECT_TRUE(outputs[0] == outputs[1]) << "2-thread output differs from 1-thread output";
+
+  const std::string plan = Tmp("tiny_2threads.baton"), out = Tmp("out_2threads");
+  ASSERT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " --target " + TargetPath("cpu_2threads") +
+                  " -o " + plan)
+                .code,
+            0);
+  Result r =
+      Baton("run " + plan + " --input x=" + GraphDir() + "/tiny_cnn.x.npy --output-dir " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto y = AsFloats(LoadNpyBytes(out + "/y.npy"));
+  EXPECT_LE(RelativeError(y, AsFloats(LoadNpyBytes(GraphDir() + "/tiny_cnn.ref.y.npy"))), 1e-4);
 }
 
 TEST(Cli, PlanFailureWritesNothing) {

@@ -33,6 +33,8 @@ struct RunArgs {
   int repeat = 0;
   bool cooperative = false;
   std::vector<int> affinity;
+  // --cpu-set, in queue order: "C0+C1+..." per queue.
+  std::vector<std::string> cpu_sets;
   std::string isa = "auto";
 };
 
@@ -185,6 +187,36 @@ planner::Check CheckAffinity(const std::vector<int>& affinity, uint32_t num_queu
   return {};
 }
 
+// --cpu-set: per queue (in queue order) a '+'-separated list of CPUs; thread
+// i of a queue (0: its own, then its intra-op workers) runs on the i-th
+// (modulo the count). Every CPU must pass CheckAffinity's test.
+planner::Result<std::vector<std::vector<int>>> ParseCpuSets(const std::vector<std::string>& sets,
+                                                            uint32_t num_queues) {
+  if (sets.size() > num_queues) {
+    return planner::Fail("--cpu-set lists " + std::to_string(sets.size()) +
+                         " CPU sets but the plan has " + std::to_string(num_queues) + " queues");
+  }
+  std::vector<std::vector<int>> out;
+  for (const std::string& s : sets) {
+    std::vector<int> cpus;
+    size_t start = 0;
+    while (start <= s.size()) {
+      const size_t end = std::min(s.find('+', start), s.size());
+      const std::string item = s.substr(start, end - start);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+          item.size() > 6) {
+        return planner::Fail("--cpu-set '" + s + "': want CPU numbers joined by '+' (0+1)");
+      }
+      cpus.push_back(std::stoi(item));
+      start = end + 1;
+    }
+    planner::Check allowed = CheckAffinity(cpus, static_cast<uint32_t>(cpus.size()));
+    if (!allowed.ok()) return planner::Fail("--cpu-set '" + s + "': " + allowed.error());
+    out.push_back(std::move(cpus));
+  }
+  return out;
+}
+
 int RunRun(const RunArgs& a) {
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "baton run: %s\n", message.c_str());
@@ -203,6 +235,9 @@ int RunRun(const RunArgs& a) {
   if (!paths.ok()) return fail(paths.error());
   planner::Check affinity = CheckAffinity(a.affinity, view.num_queues());
   if (!affinity.ok()) return fail(affinity.error());
+  planner::Result<std::vector<std::vector<int>>> cpu_sets =
+      ParseCpuSets(a.cpu_sets, view.num_queues());
+  if (!cpu_sets.ok()) return fail(cpu_sets.error());
   planner::Result<InputData> input_data = ReadInputs(view, a.inputs, count);
   if (!input_data.ok()) return fail(input_data.error());
 
@@ -211,6 +246,7 @@ int RunRun(const RunArgs& a) {
   linux_port::Options options;
   options.threaded = !a.cooperative;
   options.affinity = a.affinity;
+  options.cpu_sets = std::move(cpu_sets).value();
   linux_port::LinuxPort port(view, arenas.buffers(), options);
   KernelRegistry registry;
   if (!RegisterReferenceKernels(&registry).ok() || !RegisterPostprocessKernels(&registry).ok()) {
@@ -272,6 +308,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--cooperative", args->cooperative,
                 "Single-thread cooperative executor (the bare-metal one) instead of a thread per queue");
   cmd->add_option("--affinity", args->affinity, "CPU to pin each queue's thread to, in queue order")
+      ->delimiter(',');
+  cmd->add_option("--cpu-set", args->cpu_sets,
+                  "CPUs of each queue in queue order, '+'-joined (0+1,2): thread i of a queue "
+                  "(0: its own, then the workers of a CPU queue with threads > 1) on the i-th")
       ->delimiter(',');
   cmd->add_option("--isa", args->isa,
                   "Instruction set of the GEMM kernels: auto (widest the CPU has), portable, avx2, "

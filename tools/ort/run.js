@@ -7,6 +7,7 @@
 //   node tools/ort/run.js MODEL.onnx OUT_DIR [--input NAME=FILE.npy]...
 //                         [--repeat N] [--profile FILE.json]
 //                         [--opt-level disabled|basic|extended|all]
+//                         [--threads N]
 //
 // Every graph input needs an --input. Each output is written to
 // OUT_DIR/<output name>.npy (characters other than [A-Za-z0-9._-] become _).
@@ -14,6 +15,7 @@
 // {"times": [ms, ...], "version": "1.30.0"} on stdout.
 // --profile FILE: ORT's profiler on for the session; its JSON trace (every
 // run: the written one, the warm-up, the timed ones) is copied to FILE.
+// --threads N: intraOpNumThreads (default 1; inter-op stays 1, sequential).
 // --opt-level: ORT's graphOptimizationLevel (default all). 'disabled' runs
 // the graph node by node as written: a QDQ model's DequantizeLinear, float
 // op and QuantizeLinear one after another (float-simulated quantization),
@@ -29,7 +31,8 @@ const path = require('path');
 
 const USAGE =
     'usage: node tools/ort/run.js MODEL.onnx OUT_DIR [--input NAME=FILE.npy]... ' +
-    '[--repeat N] [--profile FILE.json] [--opt-level disabled|basic|extended|all]';
+    '[--repeat N] [--profile FILE.json] [--opt-level disabled|basic|extended|all] ' +
+    '[--threads N]';
 
 const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
 
@@ -119,7 +122,7 @@ function writeNpy(file, descr, dims, data) {
 // ---- arguments ----
 
 function parseArgs(argv) {
-  const args = {inputs: [], repeat: 0, profile: null, optLevel: 'all', positional: []};
+  const args = {inputs: [], repeat: 0, profile: null, optLevel: 'all', threads: 1, positional: []};
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     const value = () => {
@@ -135,6 +138,10 @@ function parseArgs(argv) {
       const v = value();
       if (!/^[0-9]+$/.test(v)) fail(`--repeat wants a count >= 0, got '${v}'`);
       args.repeat = Number(v);
+    } else if (a === '--threads') {
+      const v = value();
+      if (!/^[0-9]+$/.test(v) || Number(v) < 1) fail(`--threads wants a count >= 1, got '${v}'`);
+      args.threads = Number(v);
     } else if (a === '--profile') {
       args.profile = value();
     } else if (a === '--opt-level') {
@@ -188,7 +195,7 @@ async function main() {
   let profileDir = null;
   const options = {
     executionProviders: ['cpu'],
-    intraOpNumThreads: 1,
+    intraOpNumThreads: args.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: args.optLevel,

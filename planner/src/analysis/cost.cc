@@ -57,8 +57,9 @@ double NodeBytes(const schema::Plan& plan, uint32_t index) {
   return bytes;
 }
 
-double DeviceSeconds(const Cost& cost, double macs, double bytes) {
-  return cost.launch_s + std::max(macs / cost.macs_per_s, bytes / cost.bytes_per_s);
+double DeviceSeconds(const Cost& cost, double macs, double bytes, uint32_t threads) {
+  return cost.launch_s +
+         std::max(macs / cost.macs_per_s, bytes / cost.bytes_per_s) / ParallelSpeedup(threads);
 }
 
 const char* CostSourceName(CostSource source) {
@@ -224,7 +225,7 @@ Result<NodeCosts> NodeCostsOf(const schema::Plan& plan, const Target& target) {
         continue;
       }
     }
-    seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n));
+    seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n), dev.threads);
   }
   return NodeCosts{std::move(seconds), std::move(source)};
 }

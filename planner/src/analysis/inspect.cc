@@ -54,6 +54,7 @@ ojson QueueJson(const PlanView& view, uint32_t q) {
   o["name"] = queue->name()->str();
   o["kind"] = DeviceKindName(queue->kind());
   o["domains"] = ListOf(queue->domains(), [&view](uint32_t d) { return DomainName(view, d); });
+  if (queue->threads() > 1) o["threads"] = queue->threads();  // issue 17; absent when 1
   return o;
 }
 

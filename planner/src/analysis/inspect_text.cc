@@ -211,6 +211,8 @@ std::string QueueListing(const PlanView& view, uint32_t q) {
   const uint32_t count = Count(queue->nodes());
   std::string out = "  " + QueueName(view, q) + " (" + DeviceKindName(queue->kind()) +
                     "; domains " + (domains.empty() ? "none" : Join(domains, ", ")) +
+                    (queue->threads() > 1 ? "; " + std::to_string(queue->threads()) + " threads"
+                                          : std::string()) +
                     "): " + std::to_string(count) + (count == 1 ? " node\n" : " nodes\n");
   if (count == 0) return out;
   Rows rows;

@@ -91,8 +91,8 @@ std::vector<flatbuffers::Offset<schema::Queue>> EmitQueues(Builder& b, const Pro
     std::vector<uint32_t> qd(p.queues[q].domains.begin(), p.queues[q].domains.end());
     std::vector<uint32_t> program;
     for (int n : p.programs[q]) program.push_back(static_cast<uint32_t>(ix.node[n]));
-    queues.push_back(
-        schema::CreateQueueDirect(b, p.queues[q].name.c_str(), p.queues[q].kind, &qd, &program));
+    queues.push_back(schema::CreateQueueDirect(b, p.queues[q].name.c_str(), p.queues[q].kind, &qd,
+                                               &program, p.QueueThreads(static_cast<int>(q))));
   }
   return queues;
 }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "baton/kernels.h"
+#include "baton/parallel.h"
 #include "baton/postprocess.h"
 #include "baton/planner/emit/emit.h"
 #include "baton/planner/emit/lower.h"
@@ -128,6 +129,11 @@ Result<size_t> NodeWorkspaceBytes(const schema::Plan& plan, const schema::Node& 
   // WorkspaceBytes; baton_postprocess sizes them (0 for other nodes).
   const size_t postprocess = PostprocessWorkspaceBytes(call);
   return postprocess > 0 ? postprocess : WorkspaceBytes(call);
+}
+
+// Queue.threads of node n's queue.
+uint32_t NodeThreads(const Program& p, int n) {
+  return p.QueueThreads(p.node_queue[static_cast<size_t>(n)]);
 }
 
 // Node n's workspace tensor of `bytes`, in its queue's first domain.
@@ -605,7 +611,7 @@ Check PlanWorkspace(Program* p, const std::vector<uint64_t>* known_bytes) {
     // copies (the nodes past known_bytes) need none.
     for (int n : p->order) {
       const size_t need = static_cast<size_t>(n) < known_bytes->size() ? (*known_bytes)[n] : 0;
-      if (need > 0) AddWorkspace(p, n, need);
+      if (need > 0) AddWorkspace(p, n, ParallelWorkspaceBytes(need, NodeThreads(*p, n)));
     }
     return {};
   }
@@ -617,7 +623,8 @@ Check PlanWorkspace(Program* p, const std::vector<uint64_t>* known_bytes) {
   for (uint32_t k = 0; k < plan->nodes()->size(); ++k) {
     BATON_ASSIGN_OR_RETURN(size_t need, NodeWorkspaceBytes(*plan, *plan->nodes()->Get(k)));
     if (need == 0) continue;
-    AddWorkspace(p, p->order[k], need);
+    // A node on a CPU queue with threads > 1 gets one slice per thread.
+    AddWorkspace(p, p->order[k], ParallelWorkspaceBytes(need, NodeThreads(*p, p->order[k])));
   }
   return {};
 }

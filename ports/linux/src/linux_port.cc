@@ -48,13 +48,23 @@ Status LinuxPort::Start(Executor* executor) {
   if (!options_.threaded) return Status::Ok();
   if (!threads_.empty()) return BATON_ERROR(kFailedPrecondition, "already started");
   executor_ = executor;
+  pools_.clear();
+  pools_.resize(plan_.num_queues());
+  for (uint32_t q = 0; q < plan_.num_queues(); ++q) {
+    const schema::Queue* queue = plan_.queue(q);
+    const std::vector<int> no_cpus;
+    const std::vector<int>& cpus = q < options_.cpu_sets.size() ? options_.cpu_sets[q] : no_cpus;
+    if (options_.intra_op_threads && queue->kind() == schema::DeviceKind::Cpu &&
+        queue->threads() > 1) {
+      pools_[q] = std::make_unique<WorkerPool>(static_cast<int>(queue->threads()), cpus);
+    }
+  }
   for (uint32_t q = 0; q < plan_.num_queues(); ++q) {
     threads_.emplace_back([this, q] { QueueThread(q); });
-    if (q < options_.affinity.size() && options_.affinity[q] >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(options_.affinity[q], &set);
-      pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
+    if (q < options_.cpu_sets.size() && !options_.cpu_sets[q].empty()) {
+      PinThread(threads_.back(), {options_.cpu_sets[q][0]});
+    } else if (q < options_.affinity.size() && options_.affinity[q] >= 0) {
+      PinThread(threads_.back(), {options_.affinity[q]});
     }
   }
   return Status::Ok();
@@ -65,14 +75,17 @@ void LinuxPort::Stop() {
   executor_->RequestStop();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  pools_.clear();
 }
 
 void LinuxPort::QueueThread(uint32_t queue) {
+  SetThreadParallelRunner(pools_[queue] ? pools_[queue]->runner() : nullptr);
   while (!executor_->stopping()) {
     const uint32_t seen = EventCount();
     const Executor::StepResult r = executor_->Step(queue);
     if (r == Executor::StepResult::kBlocked || r == Executor::StepResult::kIdle) WaitEvent(seen);
   }
+  SetThreadParallelRunner(nullptr);
 }
 
 void LinuxPort::Notify() {

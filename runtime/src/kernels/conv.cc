@@ -19,6 +19,7 @@
 
 #include "gemm_core.h"
 #include "kernel_family.h"
+#include "parallel.h"
 
 namespace baton {
 namespace kernels {
@@ -173,7 +174,7 @@ Status ConvEval(const KernelCall& call) {
     return Status::Ok();
   }
   if (RunsWinograd(g, call)) {
-    WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call));
+    WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call), WorkspaceSize(call));
     return Status::Ok();
   }
 
@@ -184,6 +185,7 @@ Status ConvEval(const KernelCall& call) {
   const int64_t ohw = win.oh * win.ow;
   const bool pointwise = IsPointwise(g);
   float* ws = pointwise ? nullptr : WorkspaceF32(call);
+  const int slices = ParallelWorkspaceSlices(WorkspaceSize(call), GemmPathWorkspace(g));
 
   GemmEpilogue epi;
   epi.clamp = clamp.enabled;
@@ -200,7 +202,7 @@ Status ConvEval(const KernelCall& call) {
       } else {
         const Im2colSource src{&win, xg};
         const StridedMatrix a{wg, kg, 1};
-        GemmPacked(mg, ohw, kg, 1.0f, a, PackBIm2col, &src, yg, ohw, epi, ws);
+        GemmPackedSliced(mg, ohw, kg, 1.0f, a, PackBIm2col, &src, yg, ohw, epi, ws, slices);
       }
     }
   }

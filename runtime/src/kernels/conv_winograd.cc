@@ -24,6 +24,7 @@
 
 #include "gemm/gemm_blocking.h"
 #include "gemm_core.h"
+#include "parallel.h"
 
 namespace baton {
 namespace kernels {
@@ -183,8 +184,8 @@ void TransformInput(const Window2d& w, const Plan& p, const float* x, int64_t t0
 // plus bias, clamped. Vectorized over the tiles of a row segment; a segment
 // reaching past the output's right or bottom edge (odd sizes) drops those
 // pixels.
-void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m,
-                     int64_t t0, int64_t tb, const float* bias, const Clamp& clamp, float* y) {
+void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m, int64_t t0,
+                     int64_t tb, const float* bias, const Clamp& clamp, float* y) {
   const int64_t plane = m * tb;
   const float lo = clamp.lo, hi = clamp.hi;  // -inf/inf when disabled
   for (int64_t j0 = 0; j0 < tb;) {
@@ -246,30 +247,72 @@ size_t WinogradWorkspaceBytes(const ConvGeom& g) {
   return static_cast<size_t>(p.Floats(g)) * sizeof(float);
 }
 
-void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                  const Clamp& clamp, float* y, float* workspace) {
-  Plan p;
-  if (!MakePlan(g, &p)) return;
+namespace {
+
+// Tile blocks [begin, end) of all batch items (item = n * blocks + block),
+// with the v, M and row buffers of workspace slice `slot`; U (the
+// transformed weights) lives in slice 0 only.
+struct WinogradJob {
+  const ConvGeom* g;
+  const Plan* p;
+  const float* x;
+  const float* u;
+  const float* bias;
+  const Clamp* clamp;
+  float* y;
+  float* workspace;
+  int64_t slice_floats;
+};
+
+void WinogradBlocks(void* ctx, int64_t begin, int64_t end, int slot) {
+  const WinogradJob& j = *static_cast<const WinogradJob*>(ctx);
+  const ConvGeom& g = *j.g;
+  const Plan& p = *j.p;
   const Window2d& win = g.win;
   const int64_t c = win.c;
   const int64_t m = g.m;
-  float* u = workspace;
-  float* v = workspace + p.VOffset(g);
-  float* mo = workspace + p.MOffset(g);
-  float* rows = workspace + p.RowsOffset(g);
+  float* slice = j.workspace + slot * j.slice_floats;
+  float* v = slice + p.VOffset(g);
+  float* mo = slice + p.MOffset(g);
+  float* rows = slice + p.RowsOffset(g);
   const GemmEpilogue overwrite;
-  TransformWeights(w, c, m, u);  // once per call
-  for (int64_t n = 0; n < win.n; ++n) {
-    const float* xn = x + n * c * win.h * win.w;
-    float* yn = y + n * m * win.oh * win.ow;
-    for (int64_t t0 = 0; t0 < p.tiles; t0 += p.tb) {
-      const int64_t tb = Min(p.tb, p.tiles - t0);
-      TransformInput(win, p, xn, t0, tb, v, rows);
-      for (int64_t f = 0; f < kFreqs; ++f) {
-        GemmDirect(m, tb, c, u + f * m * c, c, v + f * c * tb, tb, mo + f * m * tb, tb, overwrite);
-      }
-      TransformOutput(win, p, mo, m, t0, tb, bias, clamp, yn);
+  const int64_t blocks = (p.tiles + p.tb - 1) / p.tb;
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t n = item / blocks;
+    const int64_t t0 = (item % blocks) * p.tb;
+    const float* xn = j.x + n * c * win.h * win.w;
+    float* yn = j.y + n * m * win.oh * win.ow;
+    const int64_t tb = Min(p.tb, p.tiles - t0);
+    TransformInput(win, p, xn, t0, tb, v, rows);
+    for (int64_t f = 0; f < kFreqs; ++f) {
+      GemmDirect(m, tb, c, j.u + f * m * c, c, v + f * c * tb, tb, mo + f * m * tb, tb, overwrite);
     }
+    TransformOutput(win, p, mo, m, t0, tb, j.bias, *j.clamp, yn);
+  }
+}
+
+}  // namespace
+
+void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
+                  const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes) {
+  Plan p;
+  if (!MakePlan(g, &p)) return;
+  float* u = workspace;
+  TransformWeights(w, g.win.c, g.m, u);  // once per call
+  const size_t slice = static_cast<size_t>(p.Floats(g)) * sizeof(float);
+  const int64_t blocks = (p.tiles + p.tb - 1) / p.tb;
+  // With several tile blocks and workspace slices, the blocks go to the
+  // calling thread's parallel runner (one GemmDirect each, serial inside);
+  // else one block at a time, each GEMM split instead.
+  const int slices = ParallelWorkspaceSlices(workspace_bytes, slice);
+  WinogradJob job{&g, &p,        x,
+                  u,  bias,      &clamp,
+                  y,  workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
+  const int64_t items = g.win.n * blocks;
+  if (slices > 1 && items >= 2) {
+    ParallelFor(items, 1, slices, WinogradBlocks, &job);
+  } else {
+    WinogradBlocks(&job, 0, items, 0);
   }
 }
 

@@ -17,9 +17,11 @@ bool UseWinograd(const ConvGeom& g);
 size_t WinogradWorkspaceBytes(const ConvGeom& g);
 
 // y = conv(x, w) + bias, clamped. `workspace` holds WinogradWorkspaceBytes,
-// 16-byte aligned; `bias` may be null.
+// 16-byte aligned (`workspace_bytes` in all: with several slices of it,
+// ParallelWorkspaceBytes, the tile blocks are split over the calling
+// thread's parallel runner); `bias` may be null.
 void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                  const Clamp& clamp, float* y, float* workspace);
+                  const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes);
 
 }  // namespace kernels
 }  // namespace baton

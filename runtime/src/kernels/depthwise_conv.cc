@@ -23,6 +23,7 @@
 
 #include "conv.h"
 #include "gemm_core.h"
+#include "parallel.h"
 
 namespace baton {
 namespace kernels {
@@ -156,56 +157,110 @@ size_t DepthwiseWorkspaceBytes(const ConvGeom& cg) {
   return static_cast<size_t>(floats) * sizeof(float);
 }
 
-void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const float* bias,
-                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes) {
+namespace {
+
+// One depthwise layer split over the calling thread's parallel runner:
+// items are (batch item, channel block) or (batch item, channel) pairs,
+// each computed exactly as in the serial loop, so the split changes no bit.
+struct DwJob {
+  const ConvGeom* cg;
+  const DwPlane* plane;  // null: the row path
+  const float* x;
+  const float* w;
+  const float* bias;
+  const Clamp* clamp;
+  float* y;
+  float* ws;
+  int64_t slice_floats;
+};
+
+void ChannelBlockRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  const DwJob& j = *static_cast<const DwJob*>(ctx);
+  const ConvGeom& cg = *j.cg;
   const Window2d& g = cg.win;
-  const size_t need = DepthwiseWorkspaceBytes(cg);
-  if (ws != nullptr && need > 0 && ws_bytes >= need) {
-    const DwPlane plane = PlaneGeometry(cg, clamp);
-    const int64_t mult = cg.m / g.c;
-    if (UsesChannelBlocks(plane)) {
-      for (int64_t n = 0; n < g.n; ++n) {
-        for (int64_t m0 = 0; m0 < cg.m; m0 += kDwLanes) {
-          const int64_t lanes = cg.m - m0 < kDwLanes ? cg.m - m0 : kDwLanes;
-          DepthwiseChannels(plane, x + n * g.c * g.h * g.w, m0, lanes, mult, w, bias,
-                            y + n * cg.m * g.oh * g.ow, ws);
-        }
-      }
-      return;
-    }
-    for (int64_t n = 0; n < g.n; ++n) {
-      for (int64_t m = 0; m < cg.m; ++m) {
-        DepthwisePlane(plane, x + (n * g.c + m / mult) * g.h * g.w, w + m * g.kh * g.kw,
-                       bias ? bias[m] : 0.0f, y + (n * cg.m + m) * g.oh * g.ow, ws);
-      }
-    }
-    return;
+  const int64_t blocks = CeilDiv(cg.m, kDwLanes);
+  float* ws = j.ws + slot * j.slice_floats;
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t n = item / blocks;
+    const int64_t m0 = (item % blocks) * kDwLanes;
+    const int64_t lanes = cg.m - m0 < kDwLanes ? cg.m - m0 : kDwLanes;
+    DepthwiseChannels(*j.plane, j.x + n * g.c * g.h * g.w, m0, lanes, cg.m / g.c, j.w, j.bias,
+                      j.y + n * cg.m * g.oh * g.ow, ws);
   }
+}
+
+void PlaneRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  const DwJob& j = *static_cast<const DwJob*>(ctx);
+  const ConvGeom& cg = *j.cg;
+  const Window2d& g = cg.win;
+  const int64_t mult = cg.m / g.c;
+  float* ws = j.ws + slot * j.slice_floats;
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t n = item / cg.m;
+    const int64_t m = item % cg.m;
+    DepthwisePlane(*j.plane, j.x + (n * g.c + m / mult) * g.h * g.w, j.w + m * g.kh * g.kw,
+                   j.bias ? j.bias[m] : 0.0f, j.y + (n * cg.m + m) * g.oh * g.ow, ws);
+  }
+}
+
+void RowPathRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  (void)slot;
+  const DwJob& j = *static_cast<const DwJob*>(ctx);
+  const ConvGeom& cg = *j.cg;
+  const Window2d& g = cg.win;
   const int64_t mult = cg.m / g.c;
   const int64_t hw = g.h * g.w;
   const int64_t ohw = g.oh * g.ow;
   const int64_t taps = g.kh * g.kw;
   const bool is3x3 = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && g.sh == g.sw && g.h > 0 &&
                      g.w > 0 && (g.sw == 1 || g.sw == 2);
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t m = 0; m < cg.m; ++m) {
-      const float* xp = x + (n * g.c + m / mult) * hw;
-      const float* wm = w + m * taps;
-      const float b = bias ? bias[m] : 0.0f;
-      float* yp = y + (n * cg.m + m) * ohw;
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        float* yr = yp + oy * g.ow;
-        if (!is3x3) {
-          GenericRow(g, xp, wm, b, oy, yr);
-        } else if (g.sw == 1) {
-          Row3x3Any<1>(g, xp, wm, b, oy, yr);
-        } else {
-          Row3x3Any<2>(g, xp, wm, b, oy, yr);
-        }
-        ApplyClamp(clamp, yr, g.ow);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t n = item / cg.m;
+    const int64_t m = item % cg.m;
+    const float* xp = j.x + (n * g.c + m / mult) * hw;
+    const float* wm = j.w + m * taps;
+    const float b = j.bias ? j.bias[m] : 0.0f;
+    float* yp = j.y + (n * cg.m + m) * ohw;
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      float* yr = yp + oy * g.ow;
+      if (!is3x3) {
+        GenericRow(g, xp, wm, b, oy, yr);
+      } else if (g.sw == 1) {
+        Row3x3Any<1>(g, xp, wm, b, oy, yr);
+      } else {
+        Row3x3Any<2>(g, xp, wm, b, oy, yr);
       }
+      ApplyClamp(*j.clamp, yr, g.ow);
     }
   }
+}
+
+// Items below which a layer runs on one thread (waking workers costs a few
+// microseconds).
+constexpr int64_t kDwParallelMinOutputs = 16 * 1024;
+
+}  // namespace
+
+void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const float* bias,
+                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes) {
+  const Window2d& g = cg.win;
+  const size_t need = DepthwiseWorkspaceBytes(cg);
+  const int64_t outputs = g.n * cg.m * g.oh * g.ow;
+  DwJob job{&cg, nullptr, x,
+            w,   bias,    &clamp,
+            y,   ws,      static_cast<int64_t>(ParallelSliceStride(need) / sizeof(float))};
+  if (ws != nullptr && need > 0 && ws_bytes >= need) {
+    const DwPlane plane = PlaneGeometry(cg, clamp);
+    job.plane = &plane;
+    const int parts = outputs < kDwParallelMinOutputs ? 1 : ParallelWorkspaceSlices(ws_bytes, need);
+    if (UsesChannelBlocks(plane)) {
+      ParallelFor(g.n * CeilDiv(cg.m, kDwLanes), 1, parts, ChannelBlockRange, &job);
+    } else {
+      ParallelFor(g.n * cg.m, 1, parts, PlaneRange, &job);
+    }
+    return;
+  }
+  ParallelFor(g.n * cg.m, 1, outputs < kDwParallelMinOutputs ? 1 : 1 << 10, RowPathRange, &job);
 }
 
 }  // namespace kernels

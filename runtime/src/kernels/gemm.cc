@@ -5,6 +5,7 @@
 #include "gemm_core.h"
 #include "kernel_family.h"
 #include "kernel_util.h"
+#include "parallel.h"
 
 namespace baton {
 namespace kernels {
@@ -100,7 +101,8 @@ Status GemmEval(const KernelCall& call) {
   if (s.m == 1) {
     Gemv(s.n, s.k, s.alpha, a, 1, bv, y, epi);  // A is [1, K] or [K, 1]: contiguous
   } else {
-    GemmPacked(s.m, s.n, s.k, s.alpha, av, PackBStrided, &bv, y, s.n, epi, WorkspaceF32(call));
+    GemmPackedSliced(s.m, s.n, s.k, s.alpha, av, PackBStrided, &bv, y, s.n, epi, WorkspaceF32(call),
+                     ParallelWorkspaceSlices(WorkspaceSize(call), WorkspaceFor(s)));
   }
   return Status::Ok();
 }

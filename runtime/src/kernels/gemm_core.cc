@@ -8,6 +8,7 @@
 
 #include "baton/kernels.h"
 #include "gemm/gemm_blocking.h"
+#include "parallel.h"
 
 #if BATON_KERNEL_DISPATCH
 #include <atomic>
@@ -157,6 +158,112 @@ void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, P
   Active().packed(m, n, k, alpha, a, pack_b, b_ctx, c, ldc, epi, workspace);
 }
 
+namespace {
+
+// Below this many multiply-adds a GEMM runs on one thread: waking the
+// workers costs a few microseconds.
+constexpr int64_t kParallelMinMacs = 64 * 1024;
+
+// One GEMM split into column (split_n) or row ranges of whole tiles. Every
+// range is at least one full tile when the matrix is, so each driver picks
+// the same micro-kernel as for the whole matrix, and the k blocking (hence
+// every element's summation order) depends on k only.
+struct GemmSplit {
+  const GemmImpl* impl;
+  int64_t m, n, k;
+  float alpha;
+  StridedMatrix a;
+  PackBFn pack_b;
+  const void* b_ctx;
+  const float* b;  // GemmDirect's B
+  int64_t ldb;
+  float* c;
+  int64_t ldc;
+  const GemmEpilogue* epi;
+  float* workspace;
+  int64_t slice_floats;
+  bool split_n;
+};
+
+// B's columns from j_offset on, for a column range's GemmPacked.
+struct OffsetB {
+  PackBFn pack_b;
+  const void* ctx;
+  int64_t j_offset;
+};
+
+void PackBOffset(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                 float* dst) {
+  const OffsetB& o = *static_cast<const OffsetB*>(ctx);
+  o.pack_b(o.ctx, k0, kc, j0 + o.j_offset, nc, nr, dst);
+}
+
+void PackedRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  const GemmSplit& s = *static_cast<const GemmSplit*>(ctx);
+  float* ws = s.workspace + slot * s.slice_floats;
+  if (s.split_n) {
+    const OffsetB ob{s.pack_b, s.b_ctx, begin};
+    s.impl->packed(s.m, end - begin, s.k, s.alpha, s.a, PackBOffset, &ob, s.c + begin, s.ldc,
+                   *s.epi, ws);
+  } else {
+    StridedMatrix a = s.a;
+    a.data += begin * a.row_stride;
+    GemmEpilogue epi = *s.epi;
+    if (epi.row_bias != nullptr) epi.row_bias += begin;
+    s.impl->packed(end - begin, s.n, s.k, s.alpha, a, s.pack_b, s.b_ctx, s.c + begin * s.ldc, s.ldc,
+                   epi, ws);
+  }
+}
+
+void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  (void)slot;
+  const GemmSplit& s = *static_cast<const GemmSplit*>(ctx);
+  if (s.split_n) {
+    s.impl->direct(s.m, end - begin, s.k, s.a.data, s.a.row_stride, s.b + begin, s.ldb, s.c + begin,
+                   s.ldc, *s.epi);
+  } else {
+    GemmEpilogue epi = *s.epi;
+    if (epi.row_bias != nullptr) epi.row_bias += begin;
+    s.impl->direct(end - begin, s.n, s.k, s.a.data + begin * s.a.row_stride, s.a.row_stride, s.b,
+                   s.ldb, s.c + begin * s.ldc, s.ldc, epi);
+  }
+}
+
+// Parts to split into (1: serial) and along which dimension: columns when
+// there are enough column tiles (packing A, the weights, is then the
+// repeated work, or none when read in place), else rows.
+int ChooseSplit(const GemmImpl& impl, int64_t m, int64_t n, int64_t k, int max_parts,
+                bool* out_split_n) {
+  if (!BATON_PARALLEL_KERNELS) return 1;  // bare metal: the split code folds away
+  int parts = ParallelThreads();
+  if (parts > max_parts) parts = max_parts;
+  if (parts <= 1 || m * n * k < kParallelMinMacs) return 1;
+  const int64_t tiles_n = n / impl.nr;
+  const int64_t tiles_m = m / impl.mr;
+  *out_split_n = tiles_n >= 2 * parts || tiles_n >= tiles_m;
+  const int64_t tiles = *out_split_n ? tiles_n : tiles_m;
+  return tiles >= 2 ? parts : 1;
+}
+
+}  // namespace
+
+void GemmPackedSliced(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, PackBFn pack_b,
+                      const void* b_ctx, float* c, int64_t ldc, const GemmEpilogue& epi,
+                      float* workspace, int slices) {
+  const GemmImpl& impl = Active();
+  bool split_n = true;
+  const int parts = ChooseSplit(impl, m, n, k, slices, &split_n);
+  if (parts <= 1 || k <= 0) {
+    impl.packed(m, n, k, alpha, a, pack_b, b_ctx, c, ldc, epi, workspace);
+    return;
+  }
+  const int64_t slice_floats =
+      static_cast<int64_t>(ParallelSliceStride(GemmWorkspaceBytes(m, n, k)) / sizeof(float));
+  GemmSplit s{&impl,   m, n, k,   alpha, a,         pack_b,       b_ctx,
+              nullptr, 0, c, ldc, &epi,  workspace, slice_floats, split_n};
+  ParallelFor(split_n ? n : m, split_n ? impl.nr : impl.mr, parts, PackedRange, &s);
+}
+
 void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, StridedMatrix b,
           float* y, const GemmEpilogue& epi) {
   Active().gemv(n, k, alpha, x, x_stride, b, y, epi);
@@ -164,7 +271,17 @@ void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, S
 
 void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi) {
-  Active().direct(m, n, k, a, lda, b, ldb, c, ldc, epi);
+  const GemmImpl& impl = Active();
+  bool split_n = true;
+  const int parts = ChooseSplit(impl, m, n, k, 1 << 10, &split_n);
+  if (parts <= 1 || k <= 0) {
+    impl.direct(m, n, k, a, lda, b, ldb, c, ldc, epi);
+    return;
+  }
+  GemmSplit s{&impl,   m,       n, k,      1.0f, StridedMatrix{a, lda, 1},
+              nullptr, nullptr, b, ldb,    c,    ldc,
+              &epi,    nullptr, 0, split_n};
+  ParallelFor(split_n ? n : m, split_n ? impl.nr : impl.mr, parts, DirectRange, &s);
 }
 
 void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias, float* y,

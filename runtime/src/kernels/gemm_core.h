@@ -101,13 +101,24 @@ void GemmPacked(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, P
                 const void* b_ctx, float* c, int64_t ldc, const GemmEpilogue& epi,
                 float* workspace);
 
+// GemmPacked over `slices` workspace slices, each GemmWorkspaceBytes(m, n, k)
+// bytes rounded up to 64 (ParallelSliceStride) apart: with a parallel
+// runner on the calling thread (baton/parallel.h) it splits C into up to
+// `slices` column or row ranges of whole tiles, one GemmPacked each.
+// Bitwise the same as GemmPacked: every C element is summed in the same
+// order (the k blocking does not depend on m or n).
+void GemmPackedSliced(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, PackBFn pack_b,
+                      const void* b_ctx, float* c, int64_t ldc, const GemmEpilogue& epi,
+                      float* workspace, int slices);
+
 // The m == 1 case (a matrix-vector product: classifiers, MatMul with a
 // vector), without packing or workspace: y = alpha * x * B with x[k] at
 // x[k * x_stride], y a row of n floats. The epilogue's row_bias is y's bias.
 void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, StridedMatrix b,
           float* y, const GemmEpilogue& epi);
 
-// Row-major A (lda) and B (ldb), alpha = 1, no workspace.
+// Row-major A (lda) and B (ldb), alpha = 1, no workspace. Split over the
+// calling thread's parallel runner like GemmPackedSliced (bitwise the same).
 void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc, const GemmEpilogue& epi);
 

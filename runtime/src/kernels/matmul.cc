@@ -5,6 +5,7 @@
 #include "gemm_core.h"
 #include "kernel_family.h"
 #include "kernel_util.h"
+#include "parallel.h"
 
 namespace baton {
 namespace kernels {
@@ -100,11 +101,12 @@ Status MatMulEval(const KernelCall& call) {
   const float* b = call.inputs[1].f32();
   float* y = call.outputs[0].f32();
   float* ws = WorkspaceF32(call);
+  const int slices = ParallelWorkspaceSlices(WorkspaceSize(call), WorkspaceFor(s));
   const GemmEpilogue epi;
   if (s.fold_a_batch) {
     const StridedMatrix bv{b, s.n, 1};
-    GemmPacked(GemmRows(s), s.n, s.k, 1.0f, StridedMatrix{a, s.k, 1}, PackBStrided, &bv, y, s.n,
-               epi, ws);
+    GemmPackedSliced(GemmRows(s), s.n, s.k, 1.0f, StridedMatrix{a, s.k, 1}, PackBStrided, &bv, y,
+                     s.n, epi, ws, slices);
     return Status::Ok();
   }
   int64_t index[kMaxRank] = {};
@@ -118,8 +120,8 @@ Status MatMulEval(const KernelCall& call) {
     if (s.m == 1) {
       Gemv(s.n, s.k, 1.0f, a + oa, 1, bv, y + t * s.n, epi);
     } else {
-      GemmPacked(s.m, s.n, s.k, 1.0f, StridedMatrix{a + oa, s.k, 1}, PackBStrided, &bv,
-                 y + t * s.m * s.n, s.n, epi, ws);
+      GemmPackedSliced(s.m, s.n, s.k, 1.0f, StridedMatrix{a + oa, s.k, 1}, PackBStrided, &bv,
+                       y + t * s.m * s.n, s.n, epi, ws, slices);
     }
     for (int32_t d = static_cast<int32_t>(s.batch_rank) - 1; d >= 0; --d) {
       if (++index[d] < s.batch[d]) break;

@@ -99,6 +99,26 @@ TEST(SimTest, SingleQueueLatencyIsTheSumOfNodeCosts) {
   EXPECT_EQ(result->instances.size(), 6u);
 }
 
+// A CPU with "threads": 2 (issue 17) runs the same plan faster in the cost
+// model and the simulator: each node's compute term divided by
+// ParallelSpeedup(2), launch_s not.
+TEST(SimTest, CpuThreadsShortenNodeTimes) {
+  LoadedPlan plan = Load(SingleQueuePlan());
+  std::string two_json = kCpuTarget;
+  two_json.replace(two_json.find(R"("kind": "cpu",)"), 14, R"("kind": "cpu", "threads": 2,)");
+  const Target one = ParseOrDie(kCpuTarget);
+  const Target two = ParseOrDie(two_json);
+  ASSERT_EQ(two.devices[0].threads, 2u);
+  auto r1 = Simulate(plan.view(), one, 1);
+  auto r2 = Simulate(plan.view(), two, 1);
+  ASSERT_TRUE(r1.ok() && r2.ok());
+  // By hand: 1e-6 + 6912 / 1e6 * (0.15 + 0.85 / 2).
+  const double conv2 = 1e-6 + 6912 / 1e6 * (0.15 + 0.85 / 2);
+  EXPECT_NEAR(r2->node_duration_s[0], conv2, 1e-12);
+  EXPECT_LT(r2->latency_mean_s, r1->latency_mean_s * 0.6);
+  EXPECT_NEAR(DeviceSeconds(one.devices[0].cost, 1e6, 0, 4), 1e-6 + 1.0 * (0.15 + 0.85 / 4), 1e-12);
+}
+
 // Two stages on two queues sharing dram: A (cpu0, 1 ms) then B (npu0, 2 ms).
 std::vector<uint8_t> TwoStagePlan(uint32_t in_flight) {
   PlanBuilder b;

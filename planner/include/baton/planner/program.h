@@ -128,6 +128,8 @@ struct Program {
   PlanSummary summary;
 
   int QueueOfDevice(int device) const;  // devices' queues share their index
+  // Queue.threads of queue q: its CPU device's "threads", else 1.
+  uint32_t QueueThreads(int q) const;
   int NumCopies() const;
 };
 

@@ -59,12 +59,27 @@ struct TargetDevice {
   // `ops` may name only ops a region can carry (RegionOpSerializable), and
   // "*" means all of those.
   std::string runtime;
+  // "threads" (CPU devices only, 1..kMaxDeviceThreads): threads one node may
+  // use (Queue.threads in the plan). The cost model divides the parallel
+  // part of a node's time by it (ParallelSpeedup).
+  uint32_t threads = 1;
   // Whether the device runs `op` (for a runtime device: listed, or "*", and
   // serializable into a region).
   bool Runs(const std::string& op) const;
   bool Handles(const std::string& dtype) const;
   bool Reaches(int domain) const;
 };
+
+// The most "threads" a CPU device may declare.
+inline constexpr uint32_t kMaxDeviceThreads = 64;
+
+// The share of a CPU node's time that runs on several threads in the cost
+// model (Amdahl): time(N) = time(1) * (kSerialFraction + (1 -
+// kSerialFraction) / N). docs/formats.md gives the measurement behind it.
+inline constexpr double kSerialFraction = 0.15;
+
+// time(1) / time(N) for a device of `threads` threads (1 for threads <= 1).
+double ParallelSpeedup(uint32_t threads);
 
 struct TargetLink {
   int from = -1;  // domain indices

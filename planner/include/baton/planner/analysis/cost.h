@@ -40,8 +40,10 @@ double NodeMacs(const schema::Plan& plan, uint32_t node);
 double NodeBytes(const schema::Plan& plan, uint32_t node);
 
 // DESIGN §7's node time on a device with cost `cost`:
-// launch_s + max(macs / macs_per_s, bytes / bytes_per_s).
-double DeviceSeconds(const Cost& cost, double macs, double bytes);
+// launch_s + max(macs / macs_per_s, bytes / bytes_per_s), the second term
+// divided by ParallelSpeedup(threads) on a CPU device with "threads" > 1
+// (target.h: Amdahl with kSerialFraction).
+double DeviceSeconds(const Cost& cost, double macs, double bytes, uint32_t threads = 1);
 
 // Where a node's time comes from: the target's formula above, a measured
 // profile entry (target.profile, baton/planner/profile.h), or the link

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "baton/executor.h"
+#include "baton/linux/worker_pool.h"
 #include "baton/port.h"
 
 namespace baton::linux_port {
@@ -58,6 +59,15 @@ struct Options {
   bool threaded = true;
   // CPU to pin each queue's thread to (by queue index); -1 or absent: no pin.
   std::vector<int> affinity;
+  // CPU set per queue (by queue index; empty or absent: none), for queues
+  // that run nodes on several threads (Queue.threads = N > 1): thread i of
+  // the queue (0: the queue's own thread, 1..N-1: its workers) is pinned to
+  // cpu_sets[q][i % size]. Takes precedence over `affinity` for that queue.
+  std::vector<std::vector<int>> cpu_sets;
+  // Run each CPU queue's nodes on up to Queue.threads threads (threaded
+  // mode only; the cooperative mode always runs nodes on one thread).
+  // False: one thread per queue whatever the plan says.
+  bool intra_op_threads = true;
   // Check that simulated accelerators touch only their domains.
   bool check_domains = true;
   // Test hook: called before every node runs (e.g. to inject random delays).
@@ -74,7 +84,10 @@ class LinuxPort final : public Port {
   LinuxPort(const PlanView& plan, Span<const Buffer> arenas, Options options = Options());
   ~LinuxPort();
 
-  // Starts one thread per queue driving `executor` (threaded mode only).
+  // Starts one thread per queue driving `executor` (threaded mode only),
+  // and for each CPU queue whose plan Queue.threads = N > 1, a pool of N - 1
+  // workers that the queue's kernels split their loops over
+  // (baton/parallel.h).
   Status Start(Executor* executor);
   // Stops and joins the threads. Safe to call twice.
   void Stop();
@@ -95,6 +108,8 @@ class LinuxPort final : public Port {
   Options options_;
   Executor* executor_ = nullptr;
   std::vector<std::thread> threads_;
+  // Per queue: its worker pool (null: nodes run on the queue's thread).
+  std::vector<std::unique_ptr<WorkerPool>> pools_;
   std::atomic<uint32_t> events_{0};
   std::atomic<uint32_t> sleepers_{0};
   std::mutex mutex_;

@@ -1,0 +1,41 @@
+#pragma once
+// The kernels' side of baton/parallel.h: split a loop over the calling
+// thread's runner.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baton/parallel.h"
+
+// Hosted builds have the thread-local runner; bare-metal ones compile the
+// split paths out (ParallelThreads() is always 1 there).
+#if defined(__linux__) || defined(__APPLE__) || defined(_WIN32)
+#define BATON_PARALLEL_KERNELS 1
+#else
+#define BATON_PARALLEL_KERNELS 0
+#endif
+
+namespace baton {
+namespace kernels {
+
+// Threads the calling thread's runner offers (1 without one).
+int ParallelThreads();
+
+// Runs fn(ctx, begin, end, slot) over [0, n) split into at most `max_parts`
+// contiguous ranges of whole multiples of `grain` (the last range also takes
+// the remainder, so no range is shorter than `grain` when n >= grain), slot
+// numbering the ranges from 0; serially (one call, slot 0) when
+// the thread has no runner or only one range results. Ranges are as even as
+// possible, so the split depends only on n, grain and the part count.
+using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end, int slot);
+void ParallelFor(int64_t n, int64_t grain, int max_parts, RangeFn fn, void* ctx);
+
+// Slices of `slice_bytes` (rounded up to 64) a workspace of `have` bytes
+// holds; at least 1.
+int ParallelWorkspaceSlices(size_t have, size_t slice_bytes);
+
+// The byte stride between workspace slices.
+inline size_t ParallelSliceStride(size_t slice_bytes) { return (slice_bytes + 63) / 64 * 64; }
+
+}  // namespace kernels
+}  // namespace baton

@@ -1,0 +1,261 @@
+// Intra-node parallelism (baton/parallel.h, issue 17): a CPU queue with
+// Queue.threads = N splits its GEMMs, convolutions and depthwise filters over
+// a worker pool. Every output must be bitwise the serial kernel's, on every
+// ISA the machine offers: the reference here is the same kernel run on one
+// thread (no runner installed), itself checked against torch/ORT elsewhere.
+
+#include "baton/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "baton/kernels.h"
+#include "baton/linux/worker_pool.h"
+#include "gemm_core.h"
+#include "parallel.h"
+#include "plan_builder.h"
+#include "test_util.h"
+
+namespace baton::testing {
+namespace {
+
+using Op = schema::Op;
+using DeviceKind = schema::DeviceKind;
+
+std::vector<KernelIsa> Isas() {
+  std::vector<KernelIsa> isas;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (KernelIsaAvailable(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+struct IsaRestore {
+  KernelIsa saved = ActiveKernelIsa();
+  ~IsaRestore() { SelectKernelIsa(saved); }
+};
+
+// Installs a pool of `threads` on the calling thread for the scope, behind
+// a runner that counts the splits (so a test can tell that the parallel path
+// ran at all).
+class ScopedPool {
+ public:
+  explicit ScopedPool(int threads) : pool_(threads, {}) {
+    counting_.threads = threads;
+    counting_.self = this;
+    counting_.run = [](void* self, int parts, void (*task)(void*, int), void* ctx) {
+      auto* me = static_cast<ScopedPool*>(self);
+      me->splits_.fetch_add(1);
+      const ParallelRunner* inner = me->pool_.runner();
+      inner->run(inner->self, parts, task, ctx);
+    };
+    SetThreadParallelRunner(&counting_);
+  }
+  ~ScopedPool() { SetThreadParallelRunner(nullptr); }
+  int splits() const { return splits_.load(); }
+
+ private:
+  linux_port::WorkerPool pool_;
+  ParallelRunner counting_;
+  std::atomic<int> splits_{0};
+};
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(Parallel, ForCoversEveryItemOnceInWholeGrains) {
+  for (int threads : {1, 2, 3}) {
+    ScopedPool pool(threads);
+    for (int64_t n : {1, 5, 31, 32, 33, 100, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      struct Ctx {
+        std::vector<std::atomic<int>>* hits;
+        std::atomic<int> short_ranges{0};
+        std::atomic<int> ranges{0};
+        int64_t n;
+      } ctx{&hits, {}, {}, n};
+      kernels::ParallelFor(
+          n, 8, 16,
+          [](void* c, int64_t begin, int64_t end, int slot) {
+            auto& x = *static_cast<Ctx*>(c);
+            EXPECT_GE(slot, 0);
+            x.ranges.fetch_add(1);
+            if (end - begin < 8 && x.n >= 8) x.short_ranges.fetch_add(1);
+            for (int64_t i = begin; i < end; ++i) (*x.hits)[static_cast<size_t>(i)].fetch_add(1);
+          },
+          &ctx);
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
+      EXPECT_EQ(ctx.short_ranges.load(), 0) << "n " << n;
+      const int64_t want = std::min<int64_t>(threads, n / 8 > 0 ? n / 8 : 1);
+      EXPECT_EQ(ctx.ranges.load(), want) << "n " << n << " threads " << threads;
+    }
+  }
+}
+
+TEST(Parallel, WorkspaceSlices) {
+  EXPECT_EQ(ParallelWorkspaceBytes(100, 1), 100u);  // threads 1: the serial size, unrounded
+  EXPECT_EQ(ParallelWorkspaceBytes(100, 3), 3u * 128u);
+  EXPECT_EQ(ParallelWorkspaceBytes(0, 4), 0u);
+  EXPECT_EQ(kernels::ParallelWorkspaceSlices(100, 100), 1);
+  EXPECT_EQ(kernels::ParallelWorkspaceSlices(384, 100), 3);
+  EXPECT_EQ(kernels::ParallelWorkspaceSlices(0, 100), 1);
+}
+
+struct GemmCase {
+  int64_t m, n, k;
+  float alpha;
+  bool bias, clamp;
+};
+
+// GemmPackedSliced / GemmDirect with 2 and 3 threads against one thread,
+// bitwise, on column splits (wide n), row splits (tall m) and tiles that do
+// not divide the sizes.
+TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
+  IsaRestore restore;
+  const GemmCase cases[] = {{37, 300, 129, 1.0f, true, true},
+                            {200, 40, 70, 1.0f, true, false},
+                            {64, 97, 600, 0.5f, false, true},
+                            {3, 500, 64, 1.0f, true, false}};
+  for (KernelIsa isa : Isas()) {
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const GemmCase& g : cases) {
+      const std::vector<float> a = Random(static_cast<size_t>(g.m * g.k), 1);
+      const std::vector<float> b = Random(static_cast<size_t>(g.k * g.n), 2);
+      const std::vector<float> bias = Random(static_cast<size_t>(g.m), 3);
+      kernels::GemmEpilogue epi;
+      epi.row_bias = g.bias ? bias.data() : nullptr;
+      epi.clamp = g.clamp;
+      epi.lo = -0.5f;
+      epi.hi = 0.75f;
+      const kernels::StridedMatrix am{a.data(), g.k, 1};
+      const kernels::StridedMatrix bm{b.data(), g.n, 1};
+      const size_t slice = kernels::GemmWorkspaceBytes(g.m, g.n, g.k);
+      std::vector<float> ws(ParallelWorkspaceBytes(slice, 3) / sizeof(float) + 16);
+      std::vector<float> packed1(static_cast<size_t>(g.m * g.n));
+      std::vector<float> direct1(packed1.size());
+      kernels::GemmPacked(g.m, g.n, g.k, g.alpha, am, kernels::PackBStrided, &bm, packed1.data(),
+                          g.n, epi, ws.data());
+      kernels::GemmDirect(g.m, g.n, g.k, a.data(), g.k, b.data(), g.n, direct1.data(), g.n, epi);
+      // The serial result is a GEMM (outside reference: a plain loop).
+      {
+        const int64_t i = g.m - 1, j = g.n / 2;
+        double want = 0;
+        for (int64_t p = 0; p < g.k; ++p) {
+          want += static_cast<double>(a[i * g.k + p]) * static_cast<double>(b[p * g.n + j]);
+        }
+        want = want * static_cast<double>(g.alpha) +
+               static_cast<double>(g.bias ? bias[static_cast<size_t>(i)] : 0.0f);
+        if (g.clamp) want = std::min(std::max(want, -0.5), 0.75);
+        EXPECT_NEAR(packed1[static_cast<size_t>(i * g.n + j)], want, 1e-4);
+      }
+      for (int threads : {2, 3}) {
+        ScopedPool pool(threads);
+        std::vector<float> packed(packed1.size(), -7.0f), direct(packed1.size(), -7.0f);
+        kernels::GemmPackedSliced(g.m, g.n, g.k, g.alpha, am, kernels::PackBStrided, &bm,
+                                  packed.data(), g.n, epi, ws.data(), threads);
+        kernels::GemmDirect(g.m, g.n, g.k, a.data(), g.k, b.data(), g.n, direct.data(), g.n, epi);
+        EXPECT_EQ(pool.splits(), 2) << "both GEMMs split";
+        EXPECT_TRUE(SameBits(packed, packed1))
+            << KernelIsaName(isa) << " packed m " << g.m << " n " << g.n << " threads " << threads;
+        if (g.alpha == 1.0f) {
+          EXPECT_TRUE(SameBits(direct, direct1)) << KernelIsaName(isa) << " direct m " << g.m
+                                                 << " n " << g.n << " threads " << threads;
+        }
+      }
+    }
+  }
+}
+
+// One Conv node on a CPU queue of `threads`, its workspace sized like the
+// planner does (ParallelWorkspaceBytes), run through the Linux port
+// (threaded: the queue's pool).
+struct ConvSpec {
+  int64_t c, h, w, m, k, stride, pad, group;
+};
+
+std::vector<float> RunConv(const ConvSpec& s, uint32_t threads, const std::vector<float>& x,
+                           const std::vector<float>& wt, const std::vector<float>& bias) {
+  const int64_t oh = (s.h + 2 * s.pad - s.k) / s.stride + 1;
+  const int64_t ow = (s.w + 2 * s.pad - s.k) / s.stride + 1;
+  auto build = [&](uint64_t ws_bytes) {
+    PlanBuilder b;
+    const std::vector<int64_t> xs = {1, s.c, s.h, s.w}, ys = {1, s.m, oh, ow};
+    const uint64_t xb = PlanBuilder::Bytes(xs, schema::DType::Float32);
+    const uint64_t yb = PlanBuilder::Bytes(ys, schema::DType::Float32);
+    auto round = [](uint64_t v) { return (v + 63) / 64 * 64; };
+    const uint32_t dram = b.Domain("dram", round(xb) + round(yb) + round(ws_bytes) + 64, 64);
+    const uint32_t cpu = b.Queue("cpu0", DeviceKind::Cpu, {dram}, threads);
+    const uint32_t xt = b.Arena("x", xs, dram, 0);
+    const uint32_t wt_t = b.Constant("w", {s.m, s.c / s.group, s.k, s.k}, wt);
+    const uint32_t bt = b.Constant("b", {s.m}, bias);
+    const uint32_t yt = b.Arena("y", ys, dram, round(xb));
+    std::vector<uint32_t> ws;
+    if (ws_bytes > 0) {
+      ws.push_back(b.Arena("ws", {static_cast<int64_t>(ws_bytes)}, dram, round(xb) + round(yb), 1,
+                           0, schema::DType::UInt8));
+    }
+    const std::vector<int32_t> kernel = {static_cast<int32_t>(s.k), static_cast<int32_t>(s.k)};
+    const std::vector<int32_t> strides = {static_cast<int32_t>(s.stride),
+                                          static_cast<int32_t>(s.stride)};
+    const int32_t p = static_cast<int32_t>(s.pad);
+    const std::vector<int32_t> pads = {p, p, p, p}, dil = {1, 1};
+    const schema::Clamp clamp(-3.0f, 3.0f);
+    auto params = schema::CreateConvParamsDirect(b.fbb(), &kernel, &strides, &pads, &dil,
+                                                 static_cast<int32_t>(s.group), &clamp);
+    b.Node("conv", Op::Conv, cpu,
+           {static_cast<int32_t>(xt), static_cast<int32_t>(wt_t), static_cast<int32_t>(bt)}, {yt},
+           {}, 0, schema::Params::ConvParams, params.Union(), ws);
+    b.Inputs({xt});
+    b.Outputs({yt});
+    return b.Finish();
+  };
+  const size_t serial = WorkspaceFor(build(0), 0);
+  const AlignedPlan plan = build(ParallelWorkspaceBytes(serial, threads));
+  const auto out = RunStream(plan, Mode::kLinuxThreaded, {x});
+  return out.empty() ? std::vector<float>() : out[0];
+}
+
+TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
+  IsaRestore restore;
+  const ConvSpec specs[] = {
+      {24, 30, 30, 40, 3, 2, 1, 1},    // im2col + GemmPacked
+      {48, 20, 20, 64, 1, 1, 0, 1},    // pointwise: GemmDirect
+      {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3)
+      {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, phase planes
+      {328, 9, 9, 328, 3, 1, 1, 328},  // depthwise, channel blocks (small planes)
+      {96, 28, 28, 96, 5, 2, 2, 96},   // depthwise 5x5 stride 2
+      {32, 20, 20, 32, 3, 1, 1, 4},    // grouped
+  };
+  for (KernelIsa isa : Isas()) {
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const ConvSpec& s : specs) {
+      const std::vector<float> x = Random(static_cast<size_t>(s.c * s.h * s.w), 4);
+      const std::vector<float> w =
+          Random(static_cast<size_t>(s.m * (s.c / s.group) * s.k * s.k), 5);
+      const std::vector<float> bias = Random(static_cast<size_t>(s.m), 6);
+      const std::vector<float> one = RunConv(s, 1, x, w, bias);
+      ASSERT_FALSE(one.empty());
+      for (uint32_t threads : {2u, 3u}) {
+        EXPECT_TRUE(SameBits(RunConv(s, threads, x, w, bias), one))
+            << KernelIsaName(isa) << " c " << s.c << " m " << s.m << " k " << s.k << " group "
+            << s.group << " threads " << threads;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton::testing
