@@ -183,8 +183,9 @@ void TransformInput(const Window2d& w, const Plan& p, const float* x, int64_t t0
 // plus bias, clamped. Vectorized over the tiles of a row segment; a segment
 // reaching past the output's right or bottom edge (odd sizes) drops those
 // pixels.
-void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m,
-                     int64_t t0, int64_t tb, const float* bias, const Clamp& clamp, float* y) {
+void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m, int64_t t0,
+                     int64_t tb, const float* bias, const Clamp& clamp, float* y,
+                     const GemmEpilogue* fused, const float* sum) {
   const int64_t plane = m * tb;
   const float lo = clamp.lo, hi = clamp.hi;  // -inf/inf when disabled
   for (int64_t j0 = 0; j0 < tb;) {
@@ -228,6 +229,13 @@ void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t 
           }
         }
       }
+      if (fused != nullptr) {  // the segment's two output rows of channel i
+        const int64_t cols = Min(2 * seg.len, w.ow - ox0);
+        for (int64_t r = 0; r < 2 && oy + r < w.oh; ++r) {
+          const int64_t at = i * w.oh * w.ow + (oy + r) * w.ow + ox0;
+          ApplyEpilogue(*fused, y + at, sum ? sum + at : nullptr, cols);
+        }
+      }
     }
     j0 += seg.len;
   }
@@ -247,7 +255,7 @@ size_t WinogradWorkspaceBytes(const ConvGeom& g) {
 }
 
 void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                  const Clamp& clamp, float* y, float* workspace) {
+                  const Clamp& clamp, float* y, float* workspace, const GemmEpilogue* fused) {
   Plan p;
   if (!MakePlan(g, &p)) return;
   const Window2d& win = g.win;
@@ -268,7 +276,10 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
       for (int64_t f = 0; f < kFreqs; ++f) {
         GemmDirect(m, tb, c, u + f * m * c, c, v + f * c * tb, tb, mo + f * m * tb, tb, overwrite);
       }
-      TransformOutput(win, p, mo, m, t0, tb, bias, clamp, yn);
+      const float* sum_n = fused != nullptr && fused->sum != nullptr
+                               ? fused->sum + n * m * win.oh * win.ow
+                               : nullptr;
+      TransformOutput(win, p, mo, m, t0, tb, bias, clamp, yn, fused, sum_n);
     }
   }
 }

@@ -138,8 +138,8 @@ DwPlane PlaneGeometry(const ConvGeom& cg, const Clamp& clamp) {
 // Small planes take the channel-block path: a plane of at most
 // kDwChannelPlane outputs leaves the phase planes' flat loops a few vectors
 // per tap, while the channel block's is always full (MobileNet's and
-// EfficientNet's 7x7 stages; at 14x14 the phase planes are as fast). The choice depends on the shapes
-// only, as the workspace the planner reserves must.
+// EfficientNet's 7x7 stages; at 14x14 the phase planes are as fast). The choice depends on the
+// shapes only, as the workspace the planner reserves must.
 constexpr int64_t kDwChannelPlane = 100;
 
 bool UsesChannelBlocks(const DwPlane& p) {
@@ -156,8 +156,15 @@ size_t DepthwiseWorkspaceBytes(const ConvGeom& cg) {
   return static_cast<size_t>(floats) * sizeof(float);
 }
 
+// The fused epilogue on n finished outputs at y (offset `at` into the
+// output, which the sum shares).
+static void Finish(const GemmEpilogue* fused, float* y, int64_t at, int64_t n) {
+  if (fused != nullptr) ApplyEpilogue(*fused, y + at, fused->sum ? fused->sum + at : nullptr, n);
+}
+
 void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const float* bias,
-                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes) {
+                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes,
+                   const GemmEpilogue* fused) {
   const Window2d& g = cg.win;
   const size_t need = DepthwiseWorkspaceBytes(cg);
   if (ws != nullptr && need > 0 && ws_bytes >= need) {
@@ -169,6 +176,7 @@ void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const flo
           const int64_t lanes = cg.m - m0 < kDwLanes ? cg.m - m0 : kDwLanes;
           DepthwiseChannels(plane, x + n * g.c * g.h * g.w, m0, lanes, mult, w, bias,
                             y + n * cg.m * g.oh * g.ow, ws);
+          Finish(fused, y, (n * cg.m + m0) * g.oh * g.ow, lanes * g.oh * g.ow);
         }
       }
       return;
@@ -177,6 +185,7 @@ void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const flo
       for (int64_t m = 0; m < cg.m; ++m) {
         DepthwisePlane(plane, x + (n * g.c + m / mult) * g.h * g.w, w + m * g.kh * g.kw,
                        bias ? bias[m] : 0.0f, y + (n * cg.m + m) * g.oh * g.ow, ws);
+        Finish(fused, y, (n * cg.m + m) * g.oh * g.ow, g.oh * g.ow);
       }
     }
     return;
@@ -203,6 +212,7 @@ void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const flo
           Row3x3Any<2>(g, xp, wm, b, oy, yr);
         }
         ApplyClamp(clamp, yr, g.ow);
+        Finish(fused, y, (n * cg.m + m) * ohw + oy * g.ow, g.ow);
       }
     }
   }

@@ -174,6 +174,10 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
 
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) { Active().unary(fn, x, y, n); }
 
+void ApplyEpilogue(const GemmEpilogue& epi, float* y, const float* sum, int64_t n) {
+  Active().epilogue(epi, y, sum, n);
+}
+
 void QDot(const uint8_t* w, int64_t ldw, uint8_t flip, int64_t rows, const int16_t* cols, int64_t n,
           int64_t k, int32_t* acc, int64_t ldacc) {
   Active().qdot(w, ldw, flip, rows, cols, n, k, acc, ldacc);
