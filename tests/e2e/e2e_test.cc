@@ -118,7 +118,9 @@ TEST(EndToEnd, HeterogeneousMatchesSingleCpu) {
 TEST(EndToEnd, PlacesWorkOnEveryDevice) {
   planner::Program p;
   std::string bytes = PlanBytes({GraphPath("tiny_cnn"), "soc4",
-                                 {"Conv=npu0", "Sigmoid=gpu0", "Gemm=dsp0", "Softmax=dsp0"}}, &p);
+                                 {"Conv=npu0", "MaxPool=gpu0", "Gemm=dsp0", "Softmax=dsp0"}}, &p);
+  // (The Sigmoid after pw fuses into that Conv, issue 17: a rule naming it
+  // has nothing left to place.)
   ASSERT_FALSE(bytes.empty());
   std::map<std::string, int> per_queue;
   for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
