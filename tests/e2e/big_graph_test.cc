@@ -53,7 +53,8 @@ TEST(BigGraph, AutoPlanOf500NodesIsValidAndMatchesTheCpuPlan) {
   const planner::Program& p = program.value();
   size_t computing = 0;
   for (const auto& n : p.graph.nodes) computing += n.op != planner::kCopyOp;
-  EXPECT_GE(computing, 480u);
+  // Fewer than 500: Adds and activations after a Conv fuse into it (issue 17).
+  EXPECT_GE(computing, 440u);
   EXPECT_FALSE(p.auto_report.time_limit_hit);
   EXPECT_GE(p.auto_report.throughput_per_s, p.auto_report.best_single_throughput_per_s * 0.999);
   auto bytes = planner::EmitPlan(p);

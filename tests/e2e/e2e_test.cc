@@ -29,7 +29,8 @@ const std::vector<GraphCase>& Cases() {
 
 Tensors Inputs(const GraphCase& c) {
   Tensors in;
-  for (const auto& name : c.inputs) in.push_back(LoadNpyBytes(GraphDir() + "/" + c.name + "." + name + ".npy"));
+  for (const auto& name : c.inputs)
+    in.push_back(LoadNpyBytes(GraphDir() + "/" + c.name + "." + name + ".npy"));
   return in;
 }
 
@@ -60,7 +61,8 @@ TEST(EndToEnd, SingleCpuMatchesTorch) {
     Tensors out = RunPlan(bytes, Inputs(c));
     ASSERT_EQ(out.size(), c.outputs.size());
     for (size_t o = 0; o < c.outputs.size(); ++o) {
-      auto ref = AsFloats(LoadNpyBytes(GraphDir() + "/" + c.name + ".ref." + c.outputs[o] + ".npy"));
+      auto ref =
+          AsFloats(LoadNpyBytes(GraphDir() + "/" + c.name + ".ref." + c.outputs[o] + ".npy"));
       EXPECT_LE(RelativeError(AsFloats(out[o]), ref), 1e-4) << c.outputs[o];
     }
   }
@@ -68,8 +70,10 @@ TEST(EndToEnd, SingleCpuMatchesTorch) {
 
 TEST(EndToEnd, SameInputSameBytes) {
   for (const GraphCase& c : Cases()) {
-    std::string a = PlanBytes({GraphPath(c.name), "soc4", {"Conv=npu0", "Sigmoid=gpu0", "Add=dsp0"}, {}, 2});
-    std::string b = PlanBytes({GraphPath(c.name), "soc4", {"Conv=npu0", "Sigmoid=gpu0", "Add=dsp0"}, {}, 2});
+    std::string a =
+        PlanBytes({GraphPath(c.name), "soc4", {"Conv=npu0", "Sigmoid=gpu0", "Add=dsp0"}, {}, 2});
+    std::string b =
+        PlanBytes({GraphPath(c.name), "soc4", {"Conv=npu0", "Sigmoid=gpu0", "Add=dsp0"}, {}, 2});
     ASSERT_FALSE(a.empty());
     EXPECT_EQ(a, b) << c.name;
   }
@@ -82,11 +86,13 @@ struct HeteroCase {
 
 TEST(EndToEnd, HeterogeneousMatchesSingleCpu) {
   const std::vector<HeteroCase> hetero = {
-      {"soc4", {"Conv=npu0", "Sigmoid=gpu0", "MaxPool=gpu0", "Gemm=dsp0", "Softmax=dsp0", "Add=dsp0",
-                "MatMul=gpu0", "Tanh=dsp0", "AveragePool=npu0", "Concat=gpu0"}},
+      {"soc4",
+       {"Conv=npu0", "Sigmoid=gpu0", "MaxPool=gpu0", "Gemm=dsp0", "Softmax=dsp0", "Add=dsp0",
+        "MatMul=gpu0", "Tanh=dsp0", "AveragePool=npu0", "Concat=gpu0"}},
       {"soc4", {"Conv=gpu0", "Relu=npu0", "Add=npu0", "GlobalAveragePool=dsp0", "Mul=dsp0"}},
       {"twin_npu_f32", {"Conv=npu0", "Conv#1=npu1", "Conv#3=npu1", "Add=npu1", "Gemm=npu1"}},
-      {"imx8mp_f32", {"Conv=vip8000", "Sigmoid=gc7000ul", "Gemm=hifi4", "Softmax=hifi4", "Add=hifi4"}},
+      {"imx8mp_f32",
+       {"Conv=vip8000", "Sigmoid=gc7000ul", "Gemm=hifi4", "Softmax=hifi4", "Add=hifi4"}},
   };
   for (const GraphCase& c : Cases()) {
     std::string reference = PlanBytes({GraphPath(c.name)});
@@ -101,13 +107,15 @@ TEST(EndToEnd, HeterogeneousMatchesSingleCpu) {
         Tensors out = RunPlan(bytes, Inputs(c), threaded);
         ASSERT_EQ(out.size(), expected.size());
         for (size_t o = 0; o < out.size(); ++o) {
-          EXPECT_LE(MaxAbsDiff(AsFloats(out[o]), AsFloats(expected[o])), 1e-5) << "threaded=" << threaded;
+          EXPECT_LE(MaxAbsDiff(AsFloats(out[o]), AsFloats(expected[o])), 1e-5)
+              << "threaded=" << threaded;
         }
       }
       // Arenas within 5% of the lower bound.
       for (size_t d = 0; d < program.domain_report.size(); ++d) {
         const auto& r = program.domain_report[d];
-        EXPECT_LE(static_cast<double>(r.arena_bytes), 1.05 * static_cast<double>(r.lower_bound_bytes))
+        EXPECT_LE(static_cast<double>(r.arena_bytes),
+                  1.05 * static_cast<double>(r.lower_bound_bytes))
             << program.target.domains[d].name;
         EXPECT_GE(r.arena_bytes, r.lower_bound_bytes);
       }
@@ -117,8 +125,11 @@ TEST(EndToEnd, HeterogeneousMatchesSingleCpu) {
 
 TEST(EndToEnd, PlacesWorkOnEveryDevice) {
   planner::Program p;
-  std::string bytes = PlanBytes({GraphPath("tiny_cnn"), "soc4",
-                                 {"Conv=npu0", "Sigmoid=gpu0", "Gemm=dsp0", "Softmax=dsp0"}}, &p);
+  std::string bytes = PlanBytes(
+      {GraphPath("tiny_cnn"), "soc4", {"Conv=npu0", "MaxPool=gpu0", "Gemm=dsp0", "Softmax=dsp0"}},
+      &p);
+  // (The Sigmoid after pw fuses into that Conv, issue 17: a rule naming it
+  // has nothing left to place.)
   ASSERT_FALSE(bytes.empty());
   std::map<std::string, int> per_queue;
   for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
@@ -146,8 +157,11 @@ TEST(EndToEnd, PassthroughCopiesAreShared) {
   EXPECT_EQ(copies_of["a"], 1);
   EXPECT_EQ(copies_of["b"], 1);
   EXPECT_EQ(copies_of["c"], 1);
-  EXPECT_EQ(copies_of["d"], 1);
-  EXPECT_EQ(p.NumCopies(), 4);
+  // E = Add(e1, d) fuses into D (issue 17): e1 goes to the NPU, and the fifth
+  // copy brings D's output, now the graph output e, back.
+  EXPECT_EQ(copies_of["d"], 0);
+  EXPECT_EQ(copies_of["e1"], 1);
+  EXPECT_EQ(p.NumCopies(), 5);
   Tensors out = RunPlan(bytes, Inputs(Cases()[2]));
   auto ref = AsFloats(LoadNpyBytes(GraphDir() + "/passthrough.ref.e.npy"));
   EXPECT_LE(RelativeError(AsFloats(out[0]), ref), 1e-4);

@@ -135,8 +135,13 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
       const std::vector<float> a = Random(static_cast<size_t>(g.m * g.k), 1);
       const std::vector<float> b = Random(static_cast<size_t>(g.k * g.n), 2);
       const std::vector<float> bias = Random(static_cast<size_t>(g.m), 3);
+      // A fused residual sum (with the bias): each split part must read the
+      // sum of its own rows or columns.
+      const std::vector<float> sum = Random(static_cast<size_t>(g.m * g.n), 8);
       kernels::GemmEpilogue epi;
       epi.row_bias = g.bias ? bias.data() : nullptr;
+      epi.sum = g.bias ? sum.data() : nullptr;
+      epi.ldsum = g.n;
       epi.clamp = g.clamp;
       epi.lo = -0.5f;
       epi.hi = 0.75f;
@@ -157,7 +162,8 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
           want += static_cast<double>(a[i * g.k + p]) * static_cast<double>(b[p * g.n + j]);
         }
         want = want * static_cast<double>(g.alpha) +
-               static_cast<double>(g.bias ? bias[static_cast<size_t>(i)] : 0.0f);
+               static_cast<double>(g.bias ? bias[static_cast<size_t>(i)] : 0.0f) +
+               static_cast<double>(g.bias ? sum[static_cast<size_t>(i * g.n + j)] : 0.0f);
         if (g.clamp) want = std::min(std::max(want, -0.5), 0.75);
         EXPECT_NEAR(packed1[static_cast<size_t>(i * g.n + j)], want, 1e-4);
       }
@@ -186,8 +192,11 @@ struct ConvSpec {
   int64_t c, h, w, m, k, stride, pad, group;
 };
 
+// `fused`: a residual sum (input 3) and a HardSwish after the clamp, so the
+// fused epilogue runs on every split part at the right offsets.
 std::vector<float> RunConv(const ConvSpec& s, uint32_t threads, const std::vector<float>& x,
-                           const std::vector<float>& wt, const std::vector<float>& bias) {
+                           const std::vector<float>& wt, const std::vector<float>& bias,
+                           bool fused = false) {
   const int64_t oh = (s.h + 2 * s.pad - s.k) / s.stride + 1;
   const int64_t ow = (s.w + 2 * s.pad - s.k) / s.stride + 1;
   auto build = [&](uint64_t ws_bytes) {
@@ -213,11 +222,18 @@ std::vector<float> RunConv(const ConvSpec& s, uint32_t threads, const std::vecto
     const int32_t p = static_cast<int32_t>(s.pad);
     const std::vector<int32_t> pads = {p, p, p, p}, dil = {1, 1};
     const schema::Clamp clamp(-3.0f, 3.0f);
-    auto params = schema::CreateConvParamsDirect(b.fbb(), &kernel, &strides, &pads, &dil,
-                                                 static_cast<int32_t>(s.group), &clamp);
-    b.Node("conv", Op::Conv, cpu,
-           {static_cast<int32_t>(xt), static_cast<int32_t>(wt_t), static_cast<int32_t>(bt)}, {yt},
-           {}, 0, schema::Params::ConvParams, params.Union(), ws);
+    std::vector<int32_t> inputs = {static_cast<int32_t>(xt), static_cast<int32_t>(wt_t),
+                                   static_cast<int32_t>(bt)};
+    if (fused) {
+      const std::vector<float> sum = Random(static_cast<size_t>(s.m * oh * ow), 7);
+      inputs.push_back(static_cast<int32_t>(b.Constant("sum", ys, sum)));
+    }
+    auto params = schema::CreateConvParamsDirect(
+        b.fbb(), &kernel, &strides, &pads, &dil, static_cast<int32_t>(s.group), &clamp,
+        fused ? schema::FusedActivation::HardSwish : schema::FusedActivation::None,
+        fused ? 1.0f / 6 : 0.0f, fused ? 0.5f : 0.0f);
+    b.Node("conv", Op::Conv, cpu, inputs, {yt}, {}, 0, schema::Params::ConvParams, params.Union(),
+           ws);
     b.Inputs({xt});
     b.Outputs({yt});
     return b.Finish();
@@ -246,12 +262,14 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       const std::vector<float> w =
           Random(static_cast<size_t>(s.m * (s.c / s.group) * s.k * s.k), 5);
       const std::vector<float> bias = Random(static_cast<size_t>(s.m), 6);
-      const std::vector<float> one = RunConv(s, 1, x, w, bias);
-      ASSERT_FALSE(one.empty());
-      for (uint32_t threads : {2u, 3u}) {
-        EXPECT_TRUE(SameBits(RunConv(s, threads, x, w, bias), one))
-            << KernelIsaName(isa) << " c " << s.c << " m " << s.m << " k " << s.k << " group "
-            << s.group << " threads " << threads;
+      for (const bool fused : {false, true}) {
+        const std::vector<float> one = RunConv(s, 1, x, w, bias, fused);
+        ASSERT_FALSE(one.empty());
+        for (uint32_t threads : {2u, 3u}) {
+          EXPECT_TRUE(SameBits(RunConv(s, threads, x, w, bias, fused), one))
+              << KernelIsaName(isa) << " c " << s.c << " m " << s.m << " k " << s.k << " group "
+              << s.group << " threads " << threads << " fused " << fused;
+        }
       }
     }
   }

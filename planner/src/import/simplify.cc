@@ -204,7 +204,7 @@ int BatchNormFoldTarget(const Graph& graph, int b) {
   if (p < 0) return -1;
   const Node& producer = graph.nodes[p];
   if ((producer.op != "Conv" && producer.op != "Gemm") || producer.clamp.has_value() ||
-      !SoleConsumer(graph, x, b)) {
+      !producer.activation.empty() || producer.inputs.size() > 3 || !SoleConsumer(graph, x, b)) {
     return -1;
   }
   bool params_constant = true;
@@ -366,7 +366,10 @@ Check FuseActivationAt(Graph* graph, int r) {
   const Node& producer = graph->nodes[p];
   const bool fusable_op = producer.op == "Conv" || producer.op == "Gemm" ||
                           (producer.op == "Add" && graph->tensors[x].dtype == DType::Float32);
-  if (!fusable_op || producer.outputs.size() != 1 || !SoleConsumer(*graph, x, r)) return Check();
+  if (!fusable_op || producer.outputs.size() != 1 || !producer.activation.empty() ||
+      !SoleConsumer(*graph, x, r)) {
+    return Check();  // (the clamp goes before a fused activation, not after)
+  }
   const std::optional<std::pair<float, float>> range = ActivationRange(*graph, act);
   if (!range) return Check();
   float lo = range->first, hi = range->second;
@@ -376,6 +379,89 @@ Check FuseActivationAt(Graph* graph, int r) {
   }
   if (!(lo <= hi)) return Check();  // an empty range is a constant, not a clamp
   graph->nodes[p].clamp = std::make_pair(lo, hi);
+  AbsorbConsumer(graph, p, r);
+  return Check();
+}
+
+// Fuses float Add(conv_out, other) into Conv node `a`'s producer as its
+// fourth input `sum`, when conv_out has no other consumer and is not a graph
+// output, the Conv has no fused clamp, activation or sum yet, and `other` has
+// exactly conv_out's shape (no broadcast). The Add's clamp moves along. The
+// fused Conv takes the Add's place in the node list (both its operands are
+// ready there); input 3 is first tried, then input 0 (deterministic).
+Check FuseConvAddAt(Graph* graph, int a) {
+  const Node& add = graph->nodes[a];
+  if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) return Check();
+  for (int k = 0; k < 2; ++k) {
+    const int t = graph->nodes[a].inputs[k];
+    const int other = graph->nodes[a].inputs[1 - k];
+    if (t < 0 || other < 0 || t == other) continue;
+    const int p = graph->Producers()[t];
+    if (p < 0) continue;
+    const Node& conv = graph->nodes[p];
+    const Tensor& tt = graph->tensors[t];
+    const Tensor& ot = graph->tensors[other];
+    if (conv.op != "Conv" || conv.outputs.size() != 1 || conv.clamp || !conv.activation.empty() ||
+        conv.inputs.size() > 3 || conv.device != graph->nodes[a].device ||
+        tt.dtype != DType::Float32 || ot.dtype != DType::Float32 || tt.shape.empty() ||
+        ot.shape != tt.shape || graph->tensors[graph->nodes[a].outputs[0]].shape != tt.shape ||
+        !SoleConsumer(*graph, t, a)) {
+      continue;
+    }
+    Node fused = graph->nodes[p];
+    fused.inputs.resize(4, -1);  // no bias: input 2 stays absent
+    fused.inputs[3] = other;
+    fused.outputs[0] = graph->nodes[a].outputs[0];
+    fused.clamp = graph->nodes[a].clamp;
+    KillNode(&graph->nodes[p]);
+    graph->nodes[a] = std::move(fused);
+    return Check();
+  }
+  return Check();
+}
+
+// The fused activation of node `act` (Node::activation with alpha, beta),
+// or false when it is none of HardSwish, Swish, HardSigmoid, Sigmoid.
+bool FusableActivation(const Node& act, std::string* out_op, float* out_alpha, float* out_beta) {
+  *out_alpha = 0.0f;
+  *out_beta = 0.0f;
+  if (act.op == "HardSwish") {  // ONNX's (and FuseHardSwish's) fixed 1/6, 0.5
+    *out_alpha = 1.0f / 6.0f;
+    *out_beta = 0.5f;
+  } else if (act.op == "HardSigmoid") {
+    *out_alpha = act.GetFloat("alpha", 0.2f);
+    *out_beta = act.GetFloat("beta", 0.5f);
+  } else if (act.op == "Swish") {
+    if (act.GetFloat("alpha", 1.0f) != 1.0f) return false;
+  } else if (act.op != "Sigmoid") {
+    return false;
+  }
+  *out_op = act.op;
+  return true;
+}
+
+// Fuses HardSwish, Swish, HardSigmoid or Sigmoid node `r` into the float32
+// Conv or Gemm that produces its input (after that node's clamp), when the
+// input has no other consumer and is not a graph output.
+Check FuseConvActivationAt(Graph* graph, int r) {
+  const Node& act = graph->nodes[r];
+  if (act.inputs.size() != 1 || act.inputs[0] < 0 || act.outputs.size() != 1) return Check();
+  std::string op;
+  float alpha = 0.0f, beta = 0.0f;
+  if (!FusableActivation(act, &op, &alpha, &beta)) return Check();
+  const int x = act.inputs[0];
+  const int p = graph->Producers()[x];
+  if (p < 0) return Check();
+  const Node& producer = graph->nodes[p];
+  if ((producer.op != "Conv" && producer.op != "Gemm") || producer.outputs.size() != 1 ||
+      !producer.activation.empty() || producer.device != act.device ||
+      graph->tensors[x].dtype != DType::Float32 || !SoleConsumer(*graph, x, r)) {
+    return Check();
+  }
+  Node& fused = graph->nodes[p];
+  fused.activation = op;
+  fused.activation_alpha = alpha;
+  fused.activation_beta = beta;
   AbsorbConsumer(graph, p, r);
   return Check();
 }
@@ -444,7 +530,8 @@ Check FuseGeluAt(Graph* graph, int e) {
   const int erf_out = erf.outputs[0];
   const int a = SoleReader(*graph, erf_out);
   if (a < 0 || graph->nodes[a].op != "Add" || graph->nodes[a].outputs.size() != 1) return Check();
-  const std::optional<float> one = ScalarConstant(*graph, OtherInput(graph->nodes[a], erf_out), rank);
+  const std::optional<float> one =
+      ScalarConstant(*graph, OtherInput(graph->nodes[a], erf_out), rank);
   if (!one || *one != 1.0f) return Check();
   const int a_out = graph->nodes[a].outputs[0];
   auto is_half = [&](int t) {
@@ -565,8 +652,7 @@ std::optional<DqSource> DequantizedFrom(const Graph& graph, const std::vector<in
                                         int t) {
   if (t < 0 || producer[t] < 0) return std::nullopt;
   const Node& dq = graph.nodes[producer[t]];
-  if (dq.op != "DequantizeLinear" || dq.inputs.size() < 2 || dq.inputs[0] < 0 ||
-      dq.inputs[1] < 0) {
+  if (dq.op != "DequantizeLinear" || dq.inputs.size() < 2 || dq.inputs[0] < 0 || dq.inputs[1] < 0) {
     return std::nullopt;
   }
   DqSource s;
@@ -764,8 +850,8 @@ Check FuseQLinearPool(Graph* graph, int qn, int pool) {
     const Shape strides = st != nullptr ? op.GetInts("strides") : Shape(r, 1);
     auto pads = internal::ResolvePads(op, spatial, kernel, strides, Shape(r, 1));
     if (!pads.ok()) return Check();
-    const bool whole_plane = kernel == spatial &&
-                             std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; });
+    const bool whole_plane = kernel == spatial && std::all_of(pads->begin(), pads->end(),
+                                                              [](int64_t p) { return p == 0; });
     if (whole_plane && !GlobalPoolScaleInRange(x_scale, y_scale, plane)) return Check();
   } else if (!GlobalPoolScaleInRange(x_scale, y_scale, plane)) {
     return Check();
@@ -955,9 +1041,10 @@ Check DropQdqAround(Graph* graph, int qn, int op_node) {
 // Float ops that act on each element alone (with one-element constants).
 bool IsElementwiseFloatOp(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu",
-      "Exp", "Log", "Neg", "Abs", "Softplus", "Erf", "Gelu", "Sqrt", "Reciprocal", "Swish",
-      "Mish", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+      "Relu", "Clip", "Sigmoid",    "Tanh",  "HardSigmoid", "HardSwish", "LeakyRelu",
+      "Elu",  "Exp",  "Log",        "Neg",   "Abs",         "Softplus",  "Erf",
+      "Gelu", "Sqrt", "Reciprocal", "Swish", "Mish",        "Add",       "Sub",
+      "Mul",  "Div",  "Pow",        "Max",   "Min"};
   return kOps.count(op) != 0 && internal::CanEvaluate(op);
 }
 
@@ -1166,10 +1253,11 @@ Check FuseQLinearGroupAt(Graph* graph, int qn) {
     return FuseQLinearPool(graph, qn, p);
   }
   if (act < 0 && kind == "Softmax") return FuseQLinearSoftmax(graph, qn, p);
-  if (act < 0 && (kind == "Flatten" || kind == "Reshape" || kind == "Squeeze" ||
-                  kind == "Unsqueeze" || kind == "Transpose" || kind == "MaxPool" ||
-                  kind == "GlobalMaxPool" || kind == "Slice" || kind == "Pad" ||
-                  (kind == "Resize" && graph->nodes[p].GetString("mode", "nearest") == "nearest"))) {
+  if (act < 0 &&
+      (kind == "Flatten" || kind == "Reshape" || kind == "Squeeze" || kind == "Unsqueeze" ||
+       kind == "Transpose" || kind == "MaxPool" || kind == "GlobalMaxPool" || kind == "Slice" ||
+       kind == "Pad" ||
+       (kind == "Resize" && graph->nodes[p].GetString("mode", "nearest") == "nearest"))) {
     return DropQdqAround(graph, qn, p);
   }
   const Node& op = graph->nodes[p];
@@ -1341,7 +1429,8 @@ Check FuseQLinearAt(Graph* graph, int qn) {
 // QuantizeLinear -> Cast(uint8) -> DequantizeLinear).
 void RenameNoOpCasts(Graph* graph) {
   for (Node& node : graph->nodes) {
-    if (node.op != "Cast" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) {
+    if (node.op != "Cast" || node.inputs.empty() || node.inputs[0] < 0 ||
+        node.outputs.size() != 1) {
       continue;
     }
     if (graph->tensors[node.inputs[0]].dtype == graph->tensors[node.outputs[0]].dtype) {
@@ -1536,6 +1625,10 @@ Check FoldBatchNorm(Graph* graph) { return RewriteEachNode(graph, FoldBatchNormA
 
 Check FuseActivations(Graph* graph) { return RewriteEachNode(graph, FuseActivationAt); }
 
+Check FuseConvAdds(Graph* graph) { return RewriteEachNode(graph, FuseConvAddAt); }
+
+Check FuseConvActivations(Graph* graph) { return RewriteEachNode(graph, FuseConvActivationAt); }
+
 // HardSwish(x) = x * HardSigmoid(x), with torch's alpha (the float nearest
 // 1/6) and beta 0.5.
 Check FuseHardSwish(Graph* graph) {
@@ -1653,6 +1746,8 @@ Check Simplify(Graph* graph) {
   BATON_TRY(FuseSwish(graph));
   BATON_TRY(LowerSmallestTopK(graph));
   BATON_TRY(FuseActivations(graph));
+  BATON_TRY(FuseConvAdds(graph));
+  BATON_TRY(FuseConvActivations(graph));
   RemoveUnusedTensors(graph);
   BATON_TRY(InferShapes(graph));
   BATON_TRY(Validate(*graph));

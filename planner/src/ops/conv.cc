@@ -25,9 +25,9 @@ Result<Shape> ConvOutputShape(InferContext& c, int xi, int wi) {
   const int64_t group = c.node().GetInt("group", 1);
   if (group <= 0) return c.Err("attribute 'group' must be positive");
   if (x[1] != w[1] * group || w[0] % group != 0) {
-    return c.Err("input " + c.Desc(xi) + " has " + std::to_string(x[1]) +
-                 " channels but weight " + c.Desc(wi) + " with group " + std::to_string(group) +
-                 " expects " + std::to_string(w[1] * group));
+    return c.Err("input " + c.Desc(xi) + " has " + std::to_string(x[1]) + " channels but weight " +
+                 c.Desc(wi) + " with group " + std::to_string(group) + " expects " +
+                 std::to_string(w[1] * group));
   }
   const Shape kernel(w.begin() + 2, w.end());
   if (c.node().FindAttr("kernel_shape") != nullptr && c.node().GetInts("kernel_shape") != kernel) {
@@ -45,8 +45,7 @@ Result<Shape> ConvOutputShape(InferContext& c, int xi, int wi) {
   for (size_t i = 0; i < r; ++i) {
     int64_t span = spatial[i] + (*pads)[i] + (*pads)[i + r] - dilations[i] * (kernel[i] - 1) - 1;
     if (span < 0) {
-      return c.Err("kernel " + ShapeString(kernel) + " is larger than padded input " +
-                   c.Desc(xi));
+      return c.Err("kernel " + ShapeString(kernel) + " is larger than padded input " + c.Desc(xi));
     }
     out.push_back(span / strides[i] + 1);
   }
@@ -63,11 +62,19 @@ Check CheckConvBias(InferContext& c, int bi, int wi, DType dtype) {
   return Check();
 }
 
+// Input 3 is Baton's fused residual Add (`sum`, docs/operators.md): float32
+// of the output's shape.
 Check InferConv(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   BATON_TRY(c.RequireFloat(1));
   BATON_ASSIGN_OR_RETURN(Shape out, ConvOutputShape(c, 0, 1));
   BATON_TRY(CheckConvBias(c, 2, 1, DType::Float32));
+  if (c.Has(3)) {
+    BATON_TRY(c.RequireDType(3, DType::Float32));
+    if (c.S(3) != out) {
+      return c.Err("sum " + c.Desc(3) + " must have the output's shape " + ShapeString(out));
+    }
+  }
   c.Output(DType::Float32, out);
   return Check();
 }
@@ -120,10 +127,11 @@ Result<LoweredParams> LowerConv(flatbuffers::FlatBufferBuilder* b, const Graph& 
   const std::unique_ptr<schema::Clamp> clamp = internal::FusedClamp(n);
   LoweredParams out;
   out.type = schema::Params::ConvParams;
-  out.offset =
-      schema::CreateConvParamsDirect(*b, &win.kernel, &win.strides, &win.pads, &win.dilations,
-                                     static_cast<int32_t>(n.GetInt("group", 1)), clamp.get())
-          .Union();
+  out.offset = schema::CreateConvParamsDirect(
+                   *b, &win.kernel, &win.strides, &win.pads, &win.dilations,
+                   static_cast<int32_t>(n.GetInt("group", 1)), clamp.get(),
+                   internal::FusedActivationOf(n), n.activation_alpha, n.activation_beta)
+                   .Union();
   return out;
 }
 
@@ -161,12 +169,12 @@ Result<TransposedGeom> ResolveConvTranspose(const Node& node, const Shape& x, co
   const Shape opad = AttrOr(node, "output_padding", r, 0);
   Shape pads = node.GetInts("pads");
   if (pads.empty()) pads.assign(2 * r, 0);
-  if (g.strides.size() != r || g.dilations.size() != r || opad.size() != r || pads.size() != 2 * r) {
+  if (g.strides.size() != r || g.dilations.size() != r || opad.size() != r ||
+      pads.size() != 2 * r) {
     return Fail("strides, dilations, output_padding or pads do not match the input rank");
   }
   for (size_t i = 0; i < r; ++i) {
-    if (g.strides[i] <= 0 || g.dilations[i] <= 0 || opad[i] < 0 || pads[i] < 0 ||
-        pads[i + r] < 0) {
+    if (g.strides[i] <= 0 || g.dilations[i] <= 0 || opad[i] < 0 || pads[i] < 0 || pads[i + r] < 0) {
       return Fail("strides and dilations must be positive, pads and output_padding >= 0");
     }
   }
@@ -219,9 +227,9 @@ Check InferConvTranspose(InferContext& c) {
   const int64_t group = c.node().GetInt("group", 1);
   if (group <= 0) return c.Err("attribute 'group' must be positive");
   if (x[1] != w[0] || w[0] % group != 0) {
-    return c.Err("input " + c.Desc(0) + " has " + std::to_string(x[1]) +
-                 " channels but weight " + c.Desc(1) + " (group " + std::to_string(group) +
-                 ") expects " + std::to_string(w[0]));
+    return c.Err("input " + c.Desc(0) + " has " + std::to_string(x[1]) + " channels but weight " +
+                 c.Desc(1) + " (group " + std::to_string(group) + ") expects " +
+                 std::to_string(w[0]));
   }
   const int64_t m = w[1] * group;
   if (c.Has(2)) {
@@ -272,7 +280,8 @@ double ConvTransposeMacs(const schema::Plan& plan, const schema::Node& node, dou
     for (int64_t d : *x->shape()) in *= static_cast<double>(d);
   }
   if (w != nullptr && w->shape() != nullptr) {
-    for (uint32_t d = 1; d < w->shape()->size(); ++d) per *= static_cast<double>(w->shape()->Get(d));
+    for (uint32_t d = 1; d < w->shape()->size(); ++d)
+      per *= static_cast<double>(w->shape()->Get(d));
   }
   return in * per;
 }
@@ -281,7 +290,7 @@ double ConvTransposeMacs(const schema::Plan& plan, const schema::Node& node, dou
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
 // clang-format off
 const OpDef kOps[] = {
-    {"Conv", 2, 3, 1, 1, InferConv, true, schema::Op::Conv, 3, LowerConv, ConvMacs, nullptr, false},
+    {"Conv", 2, 4, 1, 1, InferConv, true, schema::Op::Conv, 4, LowerConv, ConvMacs, nullptr, false},
     {"ConvInteger", 2, 4, 1, 1, InferConvInteger, true, schema::Op::ConvInteger, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"QLinearConv", 8, 9, 1, 1, InferQLinearConv, true, schema::Op::QLinearConv, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"ConvTranspose", 2, 3, 1, 1, InferConvTranspose, true, schema::Op::ConvTranspose, 3, LowerConvTranspose, ConvTransposeMacs, nullptr, false},

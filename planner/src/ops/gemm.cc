@@ -40,10 +40,11 @@ Result<LoweredParams> LowerGemm(flatbuffers::FlatBufferBuilder* b, const Graph&,
   const std::unique_ptr<schema::Clamp> clamp = internal::FusedClamp(n);
   LoweredParams out;
   out.type = schema::Params::GemmParams;
-  out.offset =
-      schema::CreateGemmParams(*b, n.GetFloat("alpha", 1.0f), n.GetFloat("beta", 1.0f),
-                               n.GetInt("transA", 0) != 0, n.GetInt("transB", 0) != 0, clamp.get())
-          .Union();
+  out.offset = schema::CreateGemmParams(*b, n.GetFloat("alpha", 1.0f), n.GetFloat("beta", 1.0f),
+                                        n.GetInt("transA", 0) != 0, n.GetInt("transB", 0) != 0,
+                                        clamp.get(), internal::FusedActivationOf(n),
+                                        n.activation_alpha, n.activation_beta)
+                   .Union();
   return out;
 }
 

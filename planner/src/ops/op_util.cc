@@ -25,6 +25,14 @@ std::unique_ptr<schema::Clamp> FusedClamp(const Node& node) {
   return std::make_unique<schema::Clamp>(node.clamp->first, node.clamp->second);
 }
 
+schema::FusedActivation FusedActivationOf(const Node& node) {
+  if (node.activation == "HardSwish") return schema::FusedActivation::HardSwish;
+  if (node.activation == "Swish") return schema::FusedActivation::Swish;
+  if (node.activation == "HardSigmoid") return schema::FusedActivation::HardSigmoid;
+  if (node.activation == "Sigmoid") return schema::FusedActivation::Sigmoid;
+  return schema::FusedActivation::None;
+}
+
 Result<Window> LowerWindow(const Graph& graph, const Node& node,
                            const std::vector<int64_t>& kernel) {
   const std::string where = NodeWhere(node);

@@ -33,6 +33,9 @@ const Tensor* ConstInput(const Graph& graph, const Node& node, int k);
 // The activation fused into the node (Node::clamp), or null.
 std::unique_ptr<schema::Clamp> FusedClamp(const Node& node);
 
+// Node::activation as the plan's enum (None when "").
+schema::FusedActivation FusedActivationOf(const Node& node);
+
 // The window of a Conv or pool node as plan params: kernel, strides,
 // explicit pads (auto_pad resolved against the input) and dilations.
 struct Window {

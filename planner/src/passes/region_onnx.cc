@@ -92,14 +92,22 @@ class RegionWriter {
     }
     std::vector<std::string> inputs;
     for (int t : node.inputs) inputs.push_back(t < 0 ? std::string() : g_.tensors[t].name);
+    // A fused sum (Conv's input 3) becomes an Add after the Conv.
+    std::string sum;
+    if (node.op == "Conv" && inputs.size() > 3) {
+      sum = inputs[3];
+      inputs.resize(3);
+    }
     while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
     std::vector<std::string> outputs;
     for (int t : node.outputs) outputs.push_back(g_.tensors[t].name);
-    // With a fused clamp, the node writes a fresh value the clamp reads.
-    std::string clamped;
-    if (node.clamp) {
-      clamped = outputs[0];
-      outputs[0] = Fresh(clamped + "/pre_clamp");
+    // With a fused sum, clamp or activation, the node writes a fresh value
+    // that each of them in turn reads: act(clamp(node + sum)).
+    const std::string final_out = outputs.empty() ? std::string() : outputs[0];
+    const bool post = !sum.empty() || node.clamp || !node.activation.empty();
+    if (post) {
+      const bool only_clamp = sum.empty() && node.activation.empty();
+      outputs[0] = Fresh(final_out + (only_clamp ? "/pre_clamp" : "/pre_epilogue"));
       AddValueInfo(g_.tensors[node.outputs[0]], outputs[0]);
     }
     if (FusedOps().count(node.op)) {
@@ -114,7 +122,37 @@ class RegionWriter {
         BATON_TRY(AddAttribute(node, key, attr, proto));
       }
     }
-    if (node.clamp) AddClamp(node, outputs[0], clamped);
+    if (!post) return Check();
+    std::string x = outputs[0];
+    const bool clamp_next = node.clamp.has_value(), act_next = !node.activation.empty();
+    if (!sum.empty()) {
+      const std::string y = (clamp_next || act_next) ? Fresh(final_out + "/summed") : final_out;
+      if (y != final_out) AddValueInfo(g_.tensors[node.outputs[0]], y);
+      Add(node.name + "/sum", "Add", {x, sum}, y);
+      x = y;
+    }
+    if (clamp_next) {
+      const std::string y = act_next ? Fresh(final_out + "/clamped") : final_out;
+      if (y != final_out) AddValueInfo(g_.tensors[node.outputs[0]], y);
+      AddClamp(node, x, y);
+      x = y;
+    }
+    if (act_next) BATON_TRY(AddActivation(node, x, final_out));
+    return Check();
+  }
+
+  // y = node's fused activation (Node::activation) of x, as ONNX nodes.
+  Check AddActivation(const planner::Node& node, const std::string& x, const std::string& y) {
+    planner::Node act;
+    act.name = node.name + "/" + node.activation;
+    act.op = node.activation;
+    act.outputs = node.outputs;  // for the value infos Expand adds
+    if (FusedOps().count(act.op)) return Expand(act, {x}, {y});
+    onnx::NodeProto* proto = Add(act.name, act.op, {x}, y);
+    if (act.op == "HardSigmoid") {
+      FloatAttr(proto, "alpha", node.activation_alpha);
+      FloatAttr(proto, "beta", node.activation_beta);
+    }
     return Check();
   }
 

@@ -1,4 +1,10 @@
-// Conv: NCHW (or NCL) float32, grouped, with optional bias and fused clamp.
+// Conv: NCHW (or NCL) float32, grouped, with optional bias, fused clamp,
+// fused activation and an optional fourth input `sum` (a fused residual Add):
+//   y = act(clamp(conv(x) + bias + sum))
+// The sum, clamp and activation run in the GEMM epilogue per tile, in
+// Winograd's output transform per tile row, and in the depthwise paths per
+// finished row, channel or channel block (ApplyEpilogue), while the output
+// is still in cache.
 //
 // Per batch item and group, the convolution is the GEMM
 //   Y_g[Mg x OH*OW] = W_g[Mg x Cg*kH*kW] * im2col(X_g)[Cg*kH*kW x OH*OW]
@@ -13,10 +19,10 @@
 //  - depthwise convolutions take depthwise_conv.cc.
 
 #include "conv.h"
-#include "conv_winograd.h"
 
 #include <string.h>
 
+#include "conv_winograd.h"
 #include "gemm_core.h"
 #include "kernel_family.h"
 #include "parallel.h"
@@ -26,7 +32,7 @@ namespace kernels {
 namespace {
 
 Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
-  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 3, 1));
+  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 4, 1));
   BATON_RETURN_IF_ERROR(CheckAllF32(call));
   const schema::ConvParams* p = call.node->params_as_ConvParams();
   BATON_KCHECK(p != nullptr, "Conv needs ConvParams");
@@ -36,6 +42,16 @@ Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
   if (b.present()) {
     BATON_KCHECK(b.rank() == 1 && b.dim(0) == g.m, "Conv bias must be [M]");
   }
+  const TensorArg& sum = Input(call, 3);
+  if (sum.present()) {
+    const TensorArg& y = call.outputs[0];
+    bool same = sum.rank() == y.rank();
+    for (uint32_t d = 0; same && d < y.rank(); ++d) same = sum.dim(d) == y.dim(d);
+    BATON_KCHECK(same, "Conv sum (input 3) must have the output's shape");
+  }
+  const uint8_t act = static_cast<uint8_t>(p->activation());
+  BATON_KCHECK(act <= static_cast<uint8_t>(schema::FusedActivation::MAX),
+               "Conv activation is not a known FusedActivation");
   *out = g;
   *out_clamp = Clamp::From(p->clamp());
   return Status::Ok();
@@ -165,16 +181,33 @@ Status ConvEval(const KernelCall& call) {
   const float* w = call.inputs[1].f32();
   const TensorArg& b = Input(call, 2);
   const float* bias = b.present() ? b.f32() : nullptr;
+  const TensorArg& sum_arg = Input(call, 3);
+  const float* sum = sum_arg.present() ? sum_arg.f32() : nullptr;
   float* y = call.outputs[0].f32();
   const Window2d& win = g.win;
+  const schema::ConvParams* p = call.node->params_as_ConvParams();
+
+  // The whole epilogue; `fused` when it goes past bias and clamp (the paths
+  // outside the GEMM then leave the clamp to ApplyEpilogue).
+  GemmEpilogue epi;
+  epi.clamp = clamp.enabled;
+  epi.lo = clamp.lo;
+  epi.hi = clamp.hi;
+  epi.sum = sum;
+  epi.act = static_cast<int>(p->activation());
+  epi.act_alpha = p->activation_alpha();
+  epi.act_beta = p->activation_beta();
+  const bool fused = HasFusedEpilogue(epi);
+  const Clamp inner = fused ? Clamp() : clamp;
 
   if (IsDepthwise(g)) {
-    DepthwiseConv(g, x, w, bias, clamp, y, WorkspaceF32(call),
-                  HasWorkspace(call) ? WorkspaceSize(call) : 0);
+    DepthwiseConv(g, x, w, bias, inner, y, WorkspaceF32(call),
+                  HasWorkspace(call) ? WorkspaceSize(call) : 0, fused ? &epi : nullptr);
     return Status::Ok();
   }
   if (RunsWinograd(g, call)) {
-    WinogradConv(g, x, w, bias, clamp, y, WorkspaceF32(call), WorkspaceSize(call));
+    WinogradConv(g, x, w, bias, inner, y, WorkspaceF32(call), WorkspaceSize(call),
+                 fused ? &epi : nullptr);
     return Status::Ok();
   }
 
@@ -187,16 +220,14 @@ Status ConvEval(const KernelCall& call) {
   float* ws = pointwise ? nullptr : WorkspaceF32(call);
   const int slices = ParallelWorkspaceSlices(WorkspaceSize(call), GemmPathWorkspace(g));
 
-  GemmEpilogue epi;
-  epi.clamp = clamp.enabled;
-  epi.lo = clamp.lo;
-  epi.hi = clamp.hi;
+  epi.ldsum = ohw;
   for (int64_t n = 0; n < win.n; ++n) {
     for (int64_t gi = 0; gi < g.group; ++gi) {
       const float* xg = x + (n * win.c + gi * cg) * hw;
       const float* wg = w + gi * mg * kg;
       float* yg = y + (n * g.m + gi * mg) * ohw;
       epi.row_bias = bias ? bias + gi * mg : nullptr;
+      epi.sum = sum ? sum + (n * g.m + gi * mg) * ohw : nullptr;
       if (pointwise) {
         GemmDirect(mg, ohw, kg, wg, kg, xg, hw, yg, ohw, epi);
       } else {

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "gemm_core.h"
 #include "kernel_util.h"
 #include "window.h"
 
@@ -39,8 +40,12 @@ size_t DepthwiseWorkspaceBytes(const ConvGeom& g);
 
 // y[n, m] for all n, m. `bias` may be null. With a workspace of
 // DepthwiseWorkspaceBytes the phase-plane path runs, else the row path.
+// `fused` (may be null): ApplyEpilogue on each finished output row, channel
+// or channel block, its sum (when non-null) laid out as y; `clamp` is then
+// disabled and fused->clamp applies instead.
 void DepthwiseConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes);
+                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes,
+                   const GemmEpilogue* fused = nullptr);
 
 }  // namespace kernels
 }  // namespace baton

@@ -185,7 +185,8 @@ void TransformInput(const Window2d& w, const Plan& p, const float* x, int64_t t0
 // reaching past the output's right or bottom edge (odd sizes) drops those
 // pixels.
 void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m, int64_t t0,
-                     int64_t tb, const float* bias, const Clamp& clamp, float* y) {
+                     int64_t tb, const float* bias, const Clamp& clamp, float* y,
+                     const GemmEpilogue* fused, const float* sum) {
   const int64_t plane = m * tb;
   const float lo = clamp.lo, hi = clamp.hi;  // -inf/inf when disabled
   for (int64_t j0 = 0; j0 < tb;) {
@@ -229,6 +230,13 @@ void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t 
           }
         }
       }
+      if (fused != nullptr) {  // the segment's two output rows of channel i
+        const int64_t cols = Min(2 * seg.len, w.ow - ox0);
+        for (int64_t r = 0; r < 2 && oy + r < w.oh; ++r) {
+          const int64_t at = i * w.oh * w.ow + (oy + r) * w.ow + ox0;
+          ApplyEpilogue(*fused, y + at, sum ? sum + at : nullptr, cols);
+        }
+      }
     }
     j0 += seg.len;
   }
@@ -259,6 +267,7 @@ struct WinogradJob {
   const float* u;
   const float* bias;
   const Clamp* clamp;
+  const GemmEpilogue* fused;
   float* y;
   float* workspace;
   int64_t slice_floats;
@@ -287,14 +296,18 @@ void WinogradBlocks(void* ctx, int64_t begin, int64_t end, int slot) {
     for (int64_t f = 0; f < kFreqs; ++f) {
       GemmDirect(m, tb, c, j.u + f * m * c, c, v + f * c * tb, tb, mo + f * m * tb, tb, overwrite);
     }
-    TransformOutput(win, p, mo, m, t0, tb, j.bias, *j.clamp, yn);
+    const float* sum_n = j.fused != nullptr && j.fused->sum != nullptr
+                             ? j.fused->sum + n * m * win.oh * win.ow
+                             : nullptr;
+    TransformOutput(win, p, mo, m, t0, tb, j.bias, *j.clamp, yn, j.fused, sum_n);
   }
 }
 
 }  // namespace
 
 void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                  const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes) {
+                  const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes,
+                  const GemmEpilogue* fused) {
   Plan p;
   if (!MakePlan(g, &p)) return;
   float* u = workspace;
@@ -305,9 +318,9 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
   // calling thread's parallel runner (one GemmDirect each, serial inside);
   // else one block at a time, each GEMM split instead.
   const int slices = ParallelWorkspaceSlices(workspace_bytes, slice);
-  WinogradJob job{&g, &p,        x,
-                  u,  bias,      &clamp,
-                  y,  workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
+  WinogradJob job{&g,    &p, x,         u,
+                  bias,  &clamp, fused, y,
+                  workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
   const int64_t items = g.win.n * blocks;
   if (slices > 1 && items >= 2) {
     ParallelFor(items, 1, slices, WinogradBlocks, &job);

@@ -16,12 +16,14 @@ bool UseWinograd(const ConvGeom& g);
 // Workspace of WinogradConv (0 when UseWinograd is false).
 size_t WinogradWorkspaceBytes(const ConvGeom& g);
 
-// y = conv(x, w) + bias, clamped. `workspace` holds WinogradWorkspaceBytes,
-// 16-byte aligned (`workspace_bytes` in all: with several slices of it,
-// ParallelWorkspaceBytes, the tile blocks are split over the calling
-// thread's parallel runner); `bias` may be null.
+// y = conv(x, w) + bias, clamped (or, with `fused`, ApplyEpilogue on each
+// finished output row segment of a tile row, the sum laid out as y).
+// `workspace` holds WinogradWorkspaceBytes, 16-byte aligned (`workspace_bytes`
+// in all: with several slices of it, ParallelWorkspaceBytes, the tile blocks
+// are split over the calling thread's parallel runner); `bias` may be null.
 void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
-                  const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes);
+                  const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes,
+                  const GemmEpilogue* fused = nullptr);
 
 }  // namespace kernels
 }  // namespace baton

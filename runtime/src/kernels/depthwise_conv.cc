@@ -139,8 +139,8 @@ DwPlane PlaneGeometry(const ConvGeom& cg, const Clamp& clamp) {
 // Small planes take the channel-block path: a plane of at most
 // kDwChannelPlane outputs leaves the phase planes' flat loops a few vectors
 // per tap, while the channel block's is always full (MobileNet's and
-// EfficientNet's 7x7 stages; at 14x14 the phase planes are as fast). The choice depends on the shapes
-// only, as the workspace the planner reserves must.
+// EfficientNet's 7x7 stages; at 14x14 the phase planes are as fast). The choice depends on the
+// shapes only, as the workspace the planner reserves must.
 constexpr int64_t kDwChannelPlane = 100;
 
 bool UsesChannelBlocks(const DwPlane& p) {
@@ -159,6 +159,12 @@ size_t DepthwiseWorkspaceBytes(const ConvGeom& cg) {
 
 namespace {
 
+// The fused epilogue on n finished outputs at y (offset `at` into the
+// output, which the sum shares).
+void Finish(const GemmEpilogue* fused, float* y, int64_t at, int64_t n) {
+  if (fused != nullptr) ApplyEpilogue(*fused, y + at, fused->sum ? fused->sum + at : nullptr, n);
+}
+
 // One depthwise layer split over the calling thread's parallel runner:
 // items are (batch item, channel block) or (batch item, channel) pairs,
 // each computed exactly as in the serial loop, so the split changes no bit.
@@ -169,6 +175,7 @@ struct DwJob {
   const float* w;
   const float* bias;
   const Clamp* clamp;
+  const GemmEpilogue* fused;  // null: bias and clamp only
   float* y;
   float* ws;
   int64_t slice_floats;
@@ -186,6 +193,7 @@ void ChannelBlockRange(void* ctx, int64_t begin, int64_t end, int slot) {
     const int64_t lanes = cg.m - m0 < kDwLanes ? cg.m - m0 : kDwLanes;
     DepthwiseChannels(*j.plane, j.x + n * g.c * g.h * g.w, m0, lanes, cg.m / g.c, j.w, j.bias,
                       j.y + n * cg.m * g.oh * g.ow, ws);
+    Finish(j.fused, j.y, (n * cg.m + m0) * g.oh * g.ow, lanes * g.oh * g.ow);
   }
 }
 
@@ -200,6 +208,7 @@ void PlaneRange(void* ctx, int64_t begin, int64_t end, int slot) {
     const int64_t m = item % cg.m;
     DepthwisePlane(*j.plane, j.x + (n * g.c + m / mult) * g.h * g.w, j.w + m * g.kh * g.kw,
                    j.bias ? j.bias[m] : 0.0f, j.y + (n * cg.m + m) * g.oh * g.ow, ws);
+    Finish(j.fused, j.y, (n * cg.m + m) * g.oh * g.ow, g.oh * g.ow);
   }
 }
 
@@ -231,6 +240,7 @@ void RowPathRange(void* ctx, int64_t begin, int64_t end, int slot) {
         Row3x3Any<2>(g, xp, wm, b, oy, yr);
       }
       ApplyClamp(*j.clamp, yr, g.ow);
+      Finish(j.fused, j.y, (n * cg.m + m) * ohw + oy * g.ow, g.ow);
     }
   }
 }
@@ -242,12 +252,12 @@ constexpr int64_t kDwParallelMinOutputs = 16 * 1024;
 }  // namespace
 
 void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const float* bias,
-                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes) {
+                   const Clamp& clamp, float* y, float* ws, size_t ws_bytes,
+                   const GemmEpilogue* fused) {
   const Window2d& g = cg.win;
   const size_t need = DepthwiseWorkspaceBytes(cg);
   const int64_t outputs = g.n * cg.m * g.oh * g.ow;
-  DwJob job{&cg, nullptr, x,
-            w,   bias,    &clamp,
+  DwJob job{&cg, nullptr, x,  w,  bias, &clamp, fused,
             y,   ws,      static_cast<int64_t>(ParallelSliceStride(need) / sizeof(float))};
   if (ws != nullptr && need > 0 && ws_bytes >= need) {
     const DwPlane plane = PlaneGeometry(cg, clamp);

@@ -1,6 +1,6 @@
-// Gemm: Y = alpha * A' * B' + beta * C, C unidirectionally broadcast to
-// [M, N], optional fused clamp. Y is first filled with beta * C and the GEMM
-// accumulates into it; alpha is folded into the packing of A.
+// Gemm: Y = act(clamp(alpha * A' * B' + beta * C)), C unidirectionally
+// broadcast to [M, N], optional fused clamp and activation (GemmParams). Y is first filled with
+// beta * C and the GEMM accumulates into it; alpha is folded into the packing of A.
 
 #include "gemm_core.h"
 #include "kernel_family.h"
@@ -16,6 +16,8 @@ struct GemmShape {
   float alpha = 1.0f, beta = 1.0f;
   bool trans_a = false, trans_b = false;
   Clamp clamp;
+  int act = kActNone;
+  float act_alpha = 0.0f, act_beta = 0.0f;
 };
 
 Status ParseGemm(const KernelCall& call, GemmShape* out) {
@@ -32,6 +34,11 @@ Status ParseGemm(const KernelCall& call, GemmShape* out) {
     s.trans_a = p->trans_a();
     s.trans_b = p->trans_b();
     s.clamp = Clamp::From(p->clamp());
+    s.act = static_cast<int>(p->activation());
+    s.act_alpha = p->activation_alpha();
+    s.act_beta = p->activation_beta();
+    BATON_KCHECK(s.act <= static_cast<int>(schema::FusedActivation::MAX),
+                 "Gemm activation is not a known FusedActivation");
   }
   s.m = s.trans_a ? a.dim(1) : a.dim(0);
   s.k = s.trans_a ? a.dim(0) : a.dim(1);
@@ -77,6 +84,9 @@ Status GemmEval(const KernelCall& call) {
   epi.clamp = s.clamp.enabled;
   epi.lo = s.clamp.lo;
   epi.hi = s.clamp.hi;
+  epi.act = s.act;
+  epi.act_alpha = s.act_alpha;
+  epi.act_beta = s.act_beta;
   if (c.present() && s.beta != 0.0f) {
     // Strides of C seen as [M, N] (0 along broadcast axes).
     int64_t rs = 0, cs = 0;

@@ -198,18 +198,31 @@ void PackBOffset(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc
   o.pack_b(o.ctx, k0, kc, j0 + o.j_offset, nc, nr, dst);
 }
 
+// The epilogue of C's columns from `j` on, and of its rows from `i` on: the
+// row bias and the fused sum move with them.
+GemmEpilogue ColumnRange(const GemmEpilogue& epi, int64_t j) {
+  GemmEpilogue out = epi;
+  if (out.sum != nullptr) out.sum += j;
+  return out;
+}
+GemmEpilogue RowRange(const GemmEpilogue& epi, int64_t i) {
+  GemmEpilogue out = epi;
+  if (out.row_bias != nullptr) out.row_bias += i;
+  if (out.sum != nullptr) out.sum += i * out.ldsum;
+  return out;
+}
+
 void PackedRange(void* ctx, int64_t begin, int64_t end, int slot) {
   const GemmSplit& s = *static_cast<const GemmSplit*>(ctx);
   float* ws = s.workspace + slot * s.slice_floats;
   if (s.split_n) {
     const OffsetB ob{s.pack_b, s.b_ctx, begin};
     s.impl->packed(s.m, end - begin, s.k, s.alpha, s.a, PackBOffset, &ob, s.c + begin, s.ldc,
-                   *s.epi, ws);
+                   ColumnRange(*s.epi, begin), ws);
   } else {
     StridedMatrix a = s.a;
     a.data += begin * a.row_stride;
-    GemmEpilogue epi = *s.epi;
-    if (epi.row_bias != nullptr) epi.row_bias += begin;
+    const GemmEpilogue epi = RowRange(*s.epi, begin);
     s.impl->packed(end - begin, s.n, s.k, s.alpha, a, s.pack_b, s.b_ctx, s.c + begin * s.ldc, s.ldc,
                    epi, ws);
   }
@@ -220,10 +233,9 @@ void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
   const GemmSplit& s = *static_cast<const GemmSplit*>(ctx);
   if (s.split_n) {
     s.impl->direct(s.m, end - begin, s.k, s.a.data, s.a.row_stride, s.b + begin, s.ldb, s.c + begin,
-                   s.ldc, *s.epi);
+                   s.ldc, ColumnRange(*s.epi, begin));
   } else {
-    GemmEpilogue epi = *s.epi;
-    if (epi.row_bias != nullptr) epi.row_bias += begin;
+    const GemmEpilogue epi = RowRange(*s.epi, begin);
     s.impl->direct(end - begin, s.n, s.k, s.a.data + begin * s.a.row_stride, s.a.row_stride, s.b,
                    s.ldb, s.c + begin * s.ldc, s.ldc, epi);
   }
@@ -290,6 +302,10 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
 }
 
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) { Active().unary(fn, x, y, n); }
+
+void ApplyEpilogue(const GemmEpilogue& epi, float* y, const float* sum, int64_t n) {
+  Active().epilogue(epi, y, sum, n);
+}
 
 void QDot(const uint8_t* w, int64_t ldw, uint8_t flip, int64_t rows, const int16_t* cols, int64_t n,
           int64_t k, int32_t* acc, int64_t ldacc) {

@@ -84,12 +84,32 @@ using PackBFn = void (*)(const void* ctx, int64_t k0, int64_t kc, int64_t j0, in
 void PackBStrided(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
                   float* dst);
 
+// The fused activations (schema FusedActivation's values), applied after
+// the clamp: HardSwish x * min(max(alpha x + beta, 0), 1), Swish x *
+// sigmoid(x), HardSigmoid min(max(alpha x + beta, 0), 1), Sigmoid.
+enum EpilogueAct : int {
+  kActNone = 0,
+  kActHardSwish = 1,
+  kActSwish = 2,
+  kActHardSigmoid = 3,
+  kActSigmoid = 4,
+};
+
+// Applied to each element of C once its last k block is summed, in order:
+//   c = act(clamp(A*B (+ c) + row_bias + sum))
 struct GemmEpilogue {
   const float* row_bias = nullptr;  // c[i][j] += row_bias[i], when non-null
   bool accumulate = false;          // c += A*B instead of c = A*B
-  bool clamp = false;               // then c = min(max(c, lo), hi)
+  // c[i][j] += sum[i * ldsum + j], when non-null (a fused residual Add); sum
+  // may be c itself but not partly overlap it.
+  const float* sum = nullptr;
+  int64_t ldsum = 0;
+  bool clamp = false;  // then c = min(max(c, lo), hi)
   float lo = 0.0f;
   float hi = 0.0f;
+  int act = kActNone;  // then c = act(c)
+  float act_alpha = 0.0f;
+  float act_beta = 0.0f;
 };
 
 // Workspace bytes GemmPacked needs for these sizes with any tile shape (0
@@ -181,6 +201,8 @@ struct GemmImpl {
                              int64_t mult, const float* w, const float* bias, float* y, float* ws);
   // y[i] = f(x[i]) for i < n, f one of UnaryFn (kernel_math.h's forms).
   void (*unary)(int fn, const float* x, float* y, int64_t n);
+  // ApplyEpilogue below.
+  void (*epilogue)(const GemmEpilogue& epi, float* y, const float* sum, int64_t n);
   // The integer kernels (exact: every copy gives the same sums).
   // acc[i * ldacc + j] = sum_k (w[i * ldw + k] ^ flip) * cols[j * k + k]
   // for i < rows, j < n: dot products of 8-bit weight rows with int16 columns.
@@ -215,6 +237,18 @@ enum UnaryFn : int { kUnarySigmoid = 0, kUnaryTanh = 1, kUnarySwish = 2 };
 
 // The active copy's unary map.
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n);
+
+// y[j] = act(clamp(y[j] + sum[j])) for j < n with epi's clamp and act (sum
+// may be null; epi's row_bias, accumulate and sum fields are not read): the
+// fused epilogue for paths that write their output outside the GEMM
+// (Winograd's output transform, depthwise planes), called on each finished
+// row, channel or block while it is still in cache.
+void ApplyEpilogue(const GemmEpilogue& epi, float* y, const float* sum, int64_t n);
+
+// True when the epilogue does more than GemmEpilogue's bias and clamp.
+inline bool HasFusedEpilogue(const GemmEpilogue& epi) {
+  return epi.sum != nullptr || epi.act != kActNone;
+}
 
 // The active copy's integer kernels (GemmImpl::qdot, qtap).
 void QDot(const uint8_t* w, int64_t ldw, uint8_t flip, int64_t rows, const int16_t* cols, int64_t n,

@@ -7,8 +7,8 @@
 #include <limits>
 #include <map>
 
-#include "baton/planner/io/npy.h"
 #include "baton/planner/import/simplify.h"
+#include "baton/planner/io/npy.h"
 #include "baton/planner/planner.h"
 
 // The tiny models come from tests/planner/import/make_onnx_cases.py, the torchvision
@@ -33,6 +33,17 @@ int Fused(const Graph& g) {
   int n = 0;
   for (const Node& node : g.nodes) n += node.clamp.has_value();
   return n;
+}
+
+// Nodes per fused activation (Node::activation; "sum": Conv's fused
+// residual Add, input 3).
+std::map<std::string, int> FusedCounts(const Graph& g) {
+  std::map<std::string, int> out;
+  for (const Node& node : g.nodes) {
+    if (!node.activation.empty()) ++out[node.activation];
+    if (node.op == "Conv" && node.inputs.size() > 3 && node.inputs[3] >= 0) ++out["sum"];
+  }
+  return out;
 }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
@@ -131,10 +142,8 @@ TEST_F(OnnxCasesTest, RecurrentNodes) {
 TEST_F(OnnxCasesTest, QLinearOpsLowerToQdq) {
   auto g = ImportOnnx(Case("qlinear_ops"));
   ASSERT_TRUE(g.ok()) << g.error();
-  const std::map<std::string, int> want = {{"QLinearConv", 1},
-                                           {"QLinearMatMul", 1},
-                                           {"QLinearAdd", 1},
-                                           {"QLinearGlobalAveragePool", 1}};
+  const std::map<std::string, int> want = {
+      {"QLinearConv", 1}, {"QLinearMatMul", 1}, {"QLinearAdd", 1}, {"QLinearGlobalAveragePool", 1}};
   EXPECT_EQ(OpCounts(*g), want);
   EXPECT_EQ(g->tensors[g->outputs[0]].dtype, DType::UInt8);
   const Node* conv = nullptr;
@@ -322,13 +331,13 @@ Graph ImportClassifier(const Exported& e) {
 
 TEST(TorchvisionImportTest, Resnet18) {
   Graph g = ImportClassifier(Export("resnet18", "default", ""));
-  EXPECT_EQ(g.nodes.size(), 32u);
-  EXPECT_EQ(OpCounts(g), (std::map<std::string, int>{{"Add", 8},
-                                                     {"Conv", 20},
-                                                     {"Flatten", 1},
-                                                     {"Gemm", 1},
-                                                     {"GlobalAveragePool", 1},
-                                                     {"MaxPool", 1}}));
+  // The 8 residual Adds fuse into the Conv before them (issue 17).
+  EXPECT_EQ(g.nodes.size(), 32u - 8u);
+  EXPECT_EQ(FusedCounts(g), (std::map<std::string, int>{{"sum", 8}}));
+  EXPECT_EQ(
+      OpCounts(g),
+      (std::map<std::string, int>{
+          {"Conv", 20}, {"Flatten", 1}, {"Gemm", 1}, {"GlobalAveragePool", 1}, {"MaxPool", 1}}));
   EXPECT_EQ(Fused(g), 17);  // every Relu
 }
 
@@ -337,13 +346,14 @@ TEST(TorchvisionImportTest, Resnet18WithBatchNormAndNoFolding) {
   // folds them and lands on the same graph as the default export.
   Exported e = Export("resnet18", "bn", "--keep-batchnorm --no-constant-folding");
   Graph g = ImportClassifier(e);
-  EXPECT_EQ(g.nodes.size(), 32u);
+  EXPECT_EQ(g.nodes.size(), 32u - 8u);
   EXPECT_EQ(OpCounts(g)["Conv"], 20);
   EXPECT_EQ(Fused(g), 17);
-  // Every Conv got a folded bias.
+  // Every Conv got a folded bias (and 8 a fused residual sum after it).
   for (const Node& n : g.nodes) {
     if (n.op == "Conv") {
-      EXPECT_EQ(n.inputs.size(), 3u) << n.name;
+      EXPECT_GE(n.inputs.size(), 3u) << n.name;
+      EXPECT_GE(n.inputs[2], 0) << n.name;
     }
   }
   // The folded weights and biases match torch's own Conv+BN fusion (the
@@ -387,7 +397,8 @@ TEST(TorchvisionImportTest, MobilenetV2) {
   Graph g = ImportClassifier(Export("mobilenet_v2", "default", ""));
   std::map<std::string, int> ops = OpCounts(g);
   EXPECT_EQ(ops["Conv"], 52);
-  EXPECT_EQ(ops["Add"], 10);
+  EXPECT_EQ(ops.count("Add"), 0u);  // the 10 residual Adds fused into the projections
+  EXPECT_EQ(FusedCounts(g), (std::map<std::string, int>{{"sum", 10}}));
   EXPECT_EQ(ops.count("Clip"), 0u);  // ReLU6 fused as clamp [0, 6]
   EXPECT_EQ(Fused(g), 35);
   for (const Node& n : g.nodes) {
@@ -424,9 +435,15 @@ TEST(TorchvisionImportTest, MobilenetV3SmallOpset17) {
       Export("mobilenet_v3_small", "opset17", "--opset 17 --no-constant-folding --keep-batchnorm"));
   std::map<std::string, int> ops = OpCounts(g);
   EXPECT_EQ(ops["Conv"], 52);
-  EXPECT_EQ(ops["HardSwish"], 19);
-  EXPECT_EQ(ops["HardSigmoid"], 9);
-  EXPECT_EQ(g.nodes.size(), 108u);
+  // Every HardSwish follows a Conv or the classifier's Gemm, every
+  // squeeze-excitation HardSigmoid a Conv: all fuse (issue 17), as do the 6
+  // residual Adds.
+  EXPECT_EQ(ops.count("HardSwish"), 0u);
+  EXPECT_EQ(ops.count("HardSigmoid"), 0u);
+  EXPECT_EQ(ops.count("Add"), 0u);
+  EXPECT_EQ(FusedCounts(g),
+            (std::map<std::string, int>{{"HardSigmoid", 9}, {"HardSwish", 19}, {"sum", 6}}));
+  EXPECT_EQ(g.nodes.size(), 108u - 34u);
 }
 
 TEST(TorchvisionImportTest, MobilenetV3SmallOpset13) {
@@ -434,10 +451,11 @@ TEST(TorchvisionImportTest, MobilenetV3SmallOpset13) {
   // fuses it back, so the graph matches the opset 17 export.
   Graph g = ImportClassifier(Export("mobilenet_v3_small", "default", ""));
   std::map<std::string, int> ops = OpCounts(g);
-  EXPECT_EQ(ops["HardSwish"], 19);
-  EXPECT_EQ(ops["HardSigmoid"], 9);  // squeeze-excitation gates stay
-  EXPECT_EQ(ops["Mul"], 9);
-  EXPECT_EQ(g.nodes.size(), 108u);
+  EXPECT_EQ(ops.count("HardSwish"), 0u);
+  EXPECT_EQ(ops["Mul"], 9);  // squeeze-excitation gates stay
+  EXPECT_EQ(FusedCounts(g),
+            (std::map<std::string, int>{{"HardSigmoid", 9}, {"HardSwish", 19}, {"sum", 6}}));
+  EXPECT_EQ(g.nodes.size(), 108u - 34u);
 }
 
 TEST(TorchvisionImportTest, EfficientnetB0) {
@@ -447,10 +465,15 @@ TEST(TorchvisionImportTest, EfficientnetB0) {
   // SiLU = x * Sigmoid(x) fuses into Swish: the stem, the 15 expansions, the
   // 16 depthwise layers, the 16 squeeze-excitation reductions and the head;
   // the 16 squeeze-excitation gates, Mul(y, Sigmoid(s)), stay.
-  EXPECT_EQ(ops["Swish"], 1 + 15 + 16 + 16 + 1);
-  EXPECT_EQ(ops["Sigmoid"], 16);
+  // Then (issue 17) every Swish and the gates' Sigmoid fuse into the Conv
+  // before them, and the 9 residual Adds into the projection Convs.
+  EXPECT_EQ(ops.count("Swish"), 0u);
+  EXPECT_EQ(ops.count("Sigmoid"), 0u);
+  EXPECT_EQ(ops.count("Add"), 0u);
+  EXPECT_EQ(FusedCounts(g), (std::map<std::string, int>{
+                                {"Sigmoid", 16}, {"Swish", 1 + 15 + 16 + 16 + 1}, {"sum", 9}}));
   EXPECT_EQ(ops["Mul"], 16);
-  EXPECT_EQ(g.nodes.size(), 239u - 49u);
+  EXPECT_EQ(g.nodes.size(), 239u - 49u - 49u - 16u - 9u);
 }
 
 }  // namespace

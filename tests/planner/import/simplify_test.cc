@@ -243,22 +243,22 @@ TEST(FoldConstantsTest, Ops14HostEvals) {
   b.Input("xf", {2});
   b.ConstI("a", {3}, {1, 5, -2});
   b.ConstI("two", {1}, {2});
-  b.Add("Max", "max", {"a", "two"}, {"m"});                                  // {2, 5, 2}
-  b.Add("Min", "min", {"a", "two"}, {"n"});                                  // {1, 2, -2}
-  b.Add("ReduceMin", "rmin", {"n"}, {"rmin_out"}, {{"axes", Ints({0})}});     // {-2}
-  b.Add("ReduceMax", "rmax", {"m"}, {"rmax_out"}, {{"axes", Ints({-1})}});    // {5}
+  b.Add("Max", "max", {"a", "two"}, {"m"});                                 // {2, 5, 2}
+  b.Add("Min", "min", {"a", "two"}, {"n"});                                 // {1, 2, -2}
+  b.Add("ReduceMin", "rmin", {"n"}, {"rmin_out"}, {{"axes", Ints({0})}});   // {-2}
+  b.Add("ReduceMax", "rmax", {"m"}, {"rmax_out"}, {{"axes", Ints({-1})}});  // {5}
   b.Add("Add", "ai", {"rmin_out", "rmax_out"}, {"s"});
   b.Add("Add", "yi", {"xi", "s"}, {"yi_out"});
   b.ConstF("p", {3}, {1.0f, 2.0f, 3.0f});
-  b.Add("Pow", "pow", {"p", "two"}, {"pw"});                                 // {1, 4, 9}
+  b.Add("Pow", "pow", {"p", "two"}, {"pw"});  // {1, 4, 9}
   b.ConstI("reps", {1}, {2});
-  b.Add("Tile", "tile", {"pw", "reps"}, {"t"});                              // {1,4,9,1,4,9}
-  b.Add("TopK", "topk", {"t", "two"}, {"tv", "ti"});                         // {9,9}, {2,5}
-  b.Add("ArgMax", "argmax", {"t"}, {"am"});                                  // {2}
-  b.Add("ReduceSum", "rsum", {"tv"}, {"rs"}, {{"keepdims", Int(1)}});       // {18}
-  b.Add("ReduceL2", "rl2", {"pw"}, {"l2"});                                 // {sqrt(98)}
+  b.Add("Tile", "tile", {"pw", "reps"}, {"t"});                        // {1,4,9,1,4,9}
+  b.Add("TopK", "topk", {"t", "two"}, {"tv", "ti"});                   // {9,9}, {2,5}
+  b.Add("ArgMax", "argmax", {"t"}, {"am"});                            // {2}
+  b.Add("ReduceSum", "rsum", {"tv"}, {"rs"}, {{"keepdims", Int(1)}});  // {18}
+  b.Add("ReduceL2", "rl2", {"pw"}, {"l2"});                            // {sqrt(98)}
   b.ConstF("z", {2}, {0.0f, std::log(3.0f)});
-  b.Add("LogSoftmax", "ls", {"z"}, {"lsm"});                                // {-ln 4, ln 3 - ln 4}
+  b.Add("LogSoftmax", "ls", {"z"}, {"lsm"});  // {-ln 4, ln 3 - ln 4}
   b.ConstF("u", {2}, {1.0f, -1.0f});
   b.Add("Gelu", "gelu", {"u"}, {"g"});
   b.Add("Mish", "mish", {"u"}, {"mi"});
@@ -291,7 +291,7 @@ TEST(FoldConstantsTest, Ops14HostEvals) {
   EXPECT_NEAR(lsm[0], -1.3862944f, 1e-6f);
   EXPECT_NEAR(lsm[1], -0.2876821f, 1e-6f);
   const std::vector<float> g = b.T("g").FloatData(), mi = b.T("mi").FloatData();
-  EXPECT_NEAR(g[0], 0.8413447f, 1e-6f);   // x * Phi(x)
+  EXPECT_NEAR(g[0], 0.8413447f, 1e-6f);  // x * Phi(x)
   EXPECT_NEAR(g[1], -0.1586553f, 1e-6f);
   EXPECT_NEAR(mi[0], 0.8650984f, 1e-6f);  // x * tanh(ln(1 + e^x))
   EXPECT_NEAR(mi[1], -0.3034015f, 1e-6f);
@@ -571,6 +571,142 @@ TEST(FuseActivationsTest, Preconditions) {
   }
 }
 
+// --- FuseConvActivations and FuseConvAdds (issue 17) -----------------------
+
+TEST(FuseConvActivationsTest, EachActivationAfterTheClamp) {
+  struct Case {
+    const char* op;
+    std::map<std::string, Attr> attrs;
+    float alpha, beta;
+  } cases[] = {
+      {"HardSwish", {}, 1.0f / 6.0f, 0.5f},
+      {"Swish", {}, 0.0f, 0.0f},
+      {"HardSigmoid", {{"alpha", Float(0.25f)}, {"beta", Float(0.4f)}}, 0.25f, 0.4f},
+      {"HardSigmoid", {}, 0.2f, 0.5f},
+      {"Sigmoid", {}, 0.0f, 0.0f},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    Builder b = ConvAct("Relu");
+    b.Add(c.op, "act2", {"y"}, {"z"}, c.attrs);
+    b.g.outputs = {b.Find("z")};
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv");
+    const Node* conv = b.N("conv");
+    EXPECT_EQ(conv->activation, c.op);
+    EXPECT_EQ(conv->activation_alpha, c.alpha);
+    EXPECT_EQ(conv->activation_beta, c.beta);
+    ASSERT_TRUE(conv->clamp.has_value());  // Relu before the activation: the clamp
+    EXPECT_EQ(b.Out("conv"), "z");
+  }
+}
+
+TEST(FuseConvActivationsTest, GemmAndMulForms) {
+  Builder b;
+  b.Input("a", {2, 3});
+  b.ConstF("w", {3, 4}, std::vector<float>(12, 1.0f));
+  b.Add("Gemm", "fc", {"a", "w"}, {"g"});
+  b.Add("Sigmoid", "sig", {"g"}, {"s"});
+  b.Add("Mul", "mul", {"g", "s"}, {"y"});  // SiLU as exported: Swish, then fused
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Gemm");
+  EXPECT_EQ(b.N("fc")->activation, "Swish");
+  EXPECT_FALSE(b.N("fc")->clamp.has_value());
+}
+
+TEST(FuseConvActivationsTest, NotWithTwoConsumersOrAGraphOutput) {
+  {  // the conv output feeds the activation and another node
+    Builder b = ConvAct("Sigmoid");
+    b.Add("Relu", "other", {"c"}, {"z"});
+    b.Output("z");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv Sigmoid Relu");
+    EXPECT_EQ(b.N("conv")->activation, "");
+  }
+  {  // the conv output is a graph output
+    Builder b = ConvAct("HardSwish");
+    b.Output("c");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv HardSwish");
+    EXPECT_EQ(b.N("conv")->activation, "");
+  }
+  {  // a Relu after the activation stays (the clamp goes first)
+    Builder b = ConvAct("Sigmoid");
+    b.Add("Relu", "relu", {"y"}, {"z"});
+    b.g.outputs = {b.Find("z")};
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv Relu");
+    EXPECT_EQ(b.N("conv")->activation, "Sigmoid");
+    EXPECT_FALSE(b.N("conv")->clamp.has_value());
+  }
+}
+
+// Conv -> Add(residual) -> Relu -> HardSwish: one Conv with sum, clamp and
+// activation; the Conv (no bias) gets an absent input 2.
+Builder ConvAddCase(Shape other_shape) {
+  Builder b;
+  b.Input("x", {1, 2, 3, 3});
+  b.Input("r", std::move(other_shape));
+  b.ConstF("w", {2, 2, 1, 1}, {1, 0, 0, 1});
+  b.Add("Conv", "conv", {"x", "w"}, {"c"});
+  b.Add("Add", "add", {"r", "c"}, {"s"});
+  b.Add("Relu", "relu", {"s"}, {"t"});
+  b.Add("HardSwish", "hs", {"t"}, {"y"});
+  b.Output("y");
+  return b;
+}
+
+TEST(FuseConvAddsTest, ResidualAddWithClampAndActivation) {
+  Builder b = ConvAddCase({1, 2, 3, 3});
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Conv");
+  const Node* conv = b.N("conv");
+  ASSERT_EQ(conv->inputs.size(), 4u);
+  EXPECT_EQ(conv->inputs[2], -1);
+  EXPECT_EQ(b.In("conv", 3), "r");
+  EXPECT_TRUE(conv->clamp.has_value());
+  EXPECT_EQ(conv->activation, "HardSwish");
+  EXPECT_EQ(b.Out("conv"), "y");
+}
+
+TEST(FuseConvAddsTest, NotWithBroadcastOrTwoConsumers) {
+  {  // other broadcasts over the conv output
+    Builder b = ConvAddCase({1, 2, 1, 1});
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv Add HardSwish");
+    EXPECT_EQ(b.N("conv")->inputs.size(), 2u);
+  }
+  {  // the conv output is read twice
+    Builder b = ConvAddCase({1, 2, 3, 3});
+    b.Add("Sigmoid", "other", {"c"}, {"z"});
+    b.Output("z");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv Add HardSwish Sigmoid");
+  }
+  {  // the conv output is a graph output
+    Builder b = ConvAddCase({1, 2, 3, 3});
+    b.Output("c");
+    ExpectOk(Simplify(&b.g));
+    EXPECT_EQ(b.Ops(), "Conv Add HardSwish");
+  }
+}
+
+TEST(FuseConvAddsTest, FusedConvMovesAfterTheOtherOperand) {
+  // The residual is produced after the conv in the node list: the fused Conv
+  // takes the Add's place, so the order stays topological.
+  Builder b;
+  b.Input("x", {1, 2, 3, 3});
+  b.ConstF("w", {2, 2, 1, 1}, {1, 0, 0, 1});
+  b.Add("Conv", "conv", {"x", "w"}, {"c"});
+  b.Add("Sigmoid", "late", {"x"}, {"r"});
+  b.Add("Add", "add", {"c", "r"}, {"y"});
+  b.Output("y");
+  ExpectOk(Simplify(&b.g));
+  EXPECT_EQ(b.Ops(), "Sigmoid Conv");
+  EXPECT_EQ(b.In("conv", 3), "r");
+}
+
 // --- FuseHardSwish ----------------------------------------------------------
 
 TEST(FuseHardSwishTest, MulOfHardSigmoid) {
@@ -661,9 +797,9 @@ TEST(FuseGeluTest, EveryGrouping) {
 }
 
 TEST(FuseGeluTest, ConstantsMustBeExact) {
-  for (auto [sqrt2, one, half] : {std::tuple{1.4142f, 1.0f, 0.5f},  // not sqrt(2) to 1e-6
-                                  std::tuple{1.4142135f, 1.001f, 0.5f},
-                                  std::tuple{1.4142135f, 1.0f, 0.4999f}}) {
+  for (auto [sqrt2, one, half] :
+       {std::tuple{1.4142f, 1.0f, 0.5f},  // not sqrt(2) to 1e-6
+        std::tuple{1.4142135f, 1.001f, 0.5f}, std::tuple{1.4142135f, 1.0f, 0.4999f}}) {
     Builder b = GeluGraph(0, sqrt2, one, half);
     ExpectOk(Simplify(&b.g));
     EXPECT_EQ(b.Ops(), "Div Erf Add Mul Mul");
@@ -719,8 +855,8 @@ TEST(FuseSwishTest, MulOfSigmoidBothOrders) {
     Builder b;
     b.Input("x", {1, 4, 3, 3});
     b.Add("Sigmoid", "sig", {"x"}, {"s"});
-    b.Add("Mul", "mul", order ? std::vector<std::string>{"s", "x"} : std::vector<std::string>{"x", "s"},
-          {"y"});
+    b.Add("Mul", "mul",
+          order ? std::vector<std::string>{"s", "x"} : std::vector<std::string>{"x", "s"}, {"y"});
     b.Output("y");
     ExpectOk(Simplify(&b.g));
     EXPECT_EQ(b.Ops(), "Swish");

@@ -26,10 +26,10 @@ struct Tensor {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;  // known after shape inference
   bool shape_known = false;
-  bool is_constant = false;    // an initializer or a folded constant
-  std::vector<uint8_t> data;   // constants: little-endian element bytes
+  bool is_constant = false;   // an initializer or a folded constant
+  std::vector<uint8_t> data;  // constants: little-endian element bytes
 
-  int64_t elements() const;    // product of shape (1 for a scalar)
+  int64_t elements() const;  // product of shape (1 for a scalar)
   size_t bytes() const { return static_cast<size_t>(elements()) * DTypeBytes(dtype); }
   // Typed views of constant data; empty when dtype does not match.
   std::vector<float> FloatData() const;
@@ -51,20 +51,26 @@ struct Attr {
   float f = 0;
   std::vector<int64_t> ints;
   std::vector<float> floats;
-  std::string s;  // kString; an ONNX STRINGS attribute is held comma-joined
+  std::string s;                     // kString; an ONNX STRINGS attribute is held comma-joined
   std::vector<std::string> strings;  // kStrings
   Tensor t;                          // kTensor: dtype, shape and data
 };
 
 struct Node {
   std::string name;
-  std::string op;                       // ONNX op type, or "__copy"
-  std::vector<int> inputs;              // tensor indices, -1 = absent
+  std::string op;           // ONNX op type, or "__copy"
+  std::vector<int> inputs;  // tensor indices, -1 = absent
   std::vector<int> outputs;
   std::map<std::string, Attr> attrs;
-  std::string device;                   // annotation from the model, "" if none
+  std::string device;  // annotation from the model, "" if none
   // Fused output activation y = clamp(x, min, max), set by the simplifier.
   std::optional<std::pair<float, float>> clamp;
+  // A second fused activation applied after the clamp (Conv and Gemm, set by
+  // the simplifier): "" for none, else "HardSwish", "Swish", "HardSigmoid"
+  // or "Sigmoid" with its alpha and beta (schema FusedActivation).
+  std::string activation;
+  float activation_alpha = 0.0f;
+  float activation_beta = 0.0f;
 
   const Attr* FindAttr(const std::string& key) const;
   int64_t GetInt(const std::string& key, int64_t fallback) const;
@@ -81,7 +87,7 @@ struct Graph {
   int64_t opset = 0;
   std::vector<Tensor> tensors;
   std::vector<Node> nodes;
-  std::vector<int> inputs;   // non-constant graph inputs
+  std::vector<int> inputs;  // non-constant graph inputs
   std::vector<int> outputs;
 
   // -1 when absent.

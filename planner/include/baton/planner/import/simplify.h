@@ -42,9 +42,9 @@ Check FoldConstants(Graph* graph);
 // scale x_scale * w_scale [-> Relu | Clip] -> QuantizeLinear becomes one
 // QLinearConv or QLinearMatMul reading the quantized tensors, with the
 // activation as its clamp; DequantizeLinear(a) + DequantizeLinear(b)
-// [-> Relu | Clip] -> QuantizeLinear of one 8-bit dtype becomes QLinearAdd. Runs before FoldConstants (which would dequantize
-// the weights); folds everything else first, turns Casts to their input's
-// dtype into Identity, and removes DequantizeLinear nodes left unread.
+// [-> Relu | Clip] -> QuantizeLinear of one 8-bit dtype becomes QLinearAdd. Runs before
+// FoldConstants (which would dequantize the weights); folds everything else first, turns Casts to
+// their input's dtype into Identity, and removes DequantizeLinear nodes left unread.
 Check FuseQLinear(Graph* graph);
 
 // After FoldConstants: one error naming every node left whose op has no
@@ -67,6 +67,24 @@ Check FoldBatchNorm(Graph* graph);
 // that produces their input, setting Node::clamp, when the producer's output
 // has no other consumer and is not a graph output.
 Check FuseActivations(Graph* graph);
+
+// Fuses a float32 Add(conv_out, other) into the Conv producing conv_out as
+// its optional fourth input `sum` (y = clamp(conv(x) + bias + sum), the
+// Add's clamp moving to the Conv; an absent bias stays an absent input 2),
+// when conv_out has no other consumer and is not a graph output, the Conv
+// has no clamp, activation or sum yet, both share the device annotation,
+// and `other` has exactly conv_out's shape (no broadcast). The Conv takes
+// the Add's output and its place in the node list. Run after
+// FuseActivations, so that a Relu after the Add is in the Add's clamp.
+Check FuseConvAdds(Graph* graph);
+
+// Fuses HardSwish, Swish (alpha 1), HardSigmoid and Sigmoid into the
+// float32 Conv or Gemm producing their input, setting Node::activation
+// (applied after the node's clamp), when that input has no other consumer
+// and is not a graph output, the producer has no activation yet and both
+// share the device annotation. Run after FuseActivations and FuseConvAdds.
+// The fused node keeps its op, so a target's op list places it as before.
+Check FuseConvActivations(Graph* graph);
 
 // Rewrites Mul(x, HardSigmoid(x)) with alpha = 1/6 and beta = 0.5 (how
 // exporters spell hardswish before opset 14) as HardSwish(x), when the

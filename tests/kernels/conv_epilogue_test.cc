@@ -1,0 +1,283 @@
+// Conv's and Gemm's fused epilogue (issue 17): y = act(clamp(op(x) + bias +
+// sum)) for every FusedActivation, on every convolution path (1x1 direct,
+// im2col + GEMM, grouped, Winograd, depthwise phase planes, channel blocks
+// and rows) and both Gemm drivers (packed, Gemv), with every instruction
+// set this build and CPU have. The reference is a plain double-precision
+// loop here (convolution by definition, activations from <cmath>).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "conv.h"
+#include "conv_winograd.h"
+#include "kernels/kernel_test_util.h"
+
+namespace baton {
+namespace {
+
+using schema::FusedActivation;
+
+struct Epi {
+  FusedActivation act = FusedActivation::None;
+  float alpha = 0.0f, beta = 0.0f;
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+  bool sum = false;
+};
+
+double D(float f) { return static_cast<double>(f); }
+
+double Activate(const Epi& e, double v) {
+  if (e.clamp) v = std::min(std::max(v, static_cast<double>(e.lo)), static_cast<double>(e.hi));
+  const double sig = 1.0 / (1.0 + std::exp(-v));
+  const double hard = std::min(1.0, std::max(0.0, D(e.alpha) * v + D(e.beta)));
+  switch (e.act) {
+    case FusedActivation::HardSwish:
+      return v * hard;
+    case FusedActivation::Swish:
+      return v * sig;
+    case FusedActivation::HardSigmoid:
+      return hard;
+    case FusedActivation::Sigmoid:
+      return sig;
+    default:
+      return v;
+  }
+}
+
+// Every activation, with and without sum and clamp (Relu6 and a Relu).
+std::vector<Epi> AllEpilogues() {
+  std::vector<Epi> out;
+  const FusedActivation acts[] = {FusedActivation::None, FusedActivation::HardSwish,
+                                  FusedActivation::Swish, FusedActivation::HardSigmoid,
+                                  FusedActivation::Sigmoid};
+  for (FusedActivation a : acts) {
+    for (int variant = 0; variant < 3; ++variant) {
+      Epi e;
+      e.act = a;
+      if (a == FusedActivation::HardSwish) {
+        e.alpha = 1.0f / 6.0f;
+        e.beta = 0.5f;
+      } else if (a == FusedActivation::HardSigmoid) {
+        e.alpha = 0.2f;
+        e.beta = 0.5f;
+      }
+      e.sum = variant >= 1;
+      e.clamp = variant == 2;
+      e.lo = a == FusedActivation::None ? 0.0f : -1.0f;
+      e.hi = a == FusedActivation::None ? 6.0f : 2.0f;
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+std::string Name(const Epi& e) {
+  return std::string("act ") + schema::EnumNameFusedActivation(e.act) + (e.sum ? " +sum" : "") +
+         (e.clamp ? " clamp" : "");
+}
+
+std::vector<float> Random(size_t n, std::mt19937* rng, float scale) {
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(*rng);
+  return v;
+}
+
+struct ConvCase {
+  const char* name;
+  int64_t n, c, h, w, m, k, stride, pad, group;
+  bool bias;
+  int64_t workspace;  // -1: what the kernel asks
+};
+
+void CheckClose(const std::vector<float>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::fabs(D(got[i]) - want[i]) > 1e-4 * (1.0 + std::fabs(want[i]))) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << "first at " << first << ": got " << got[first] << " want " << want[first];
+}
+
+void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd) {
+  std::mt19937 rng(7);
+  const int64_t oh = (cc.h + 2 * cc.pad - cc.k) / cc.stride + 1;
+  const int64_t ow = (cc.w + 2 * cc.pad - cc.k) / cc.stride + 1;
+  const int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
+  const std::vector<float> x = Random(static_cast<size_t>(cc.n * cc.c * cc.h * cc.w), &rng, 1.0f);
+  const float wscale = 1.5f / std::sqrt(static_cast<float>(cg * cc.k * cc.k));
+  const std::vector<float> w = Random(static_cast<size_t>(cc.m * cg * cc.k * cc.k), &rng, wscale);
+  const std::vector<float> b = Random(static_cast<size_t>(cc.m), &rng, 0.5f);
+  const size_t out_n = static_cast<size_t>(cc.n * cc.m * oh * ow);
+  const std::vector<float> s = Random(out_n, &rng, 1.0f);
+
+  std::vector<double> want(out_n);
+  for (int64_t n = 0; n < cc.n; ++n) {
+    for (int64_t m = 0; m < cc.m; ++m) {
+      const int64_t g = m / mg;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double acc = cc.bias ? D(b[m]) : 0.0;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            for (int64_t ky = 0; ky < cc.k; ++ky) {
+              for (int64_t kx = 0; kx < cc.k; ++kx) {
+                const int64_t iy = oy * cc.stride - cc.pad + ky;
+                const int64_t ix = ox * cc.stride - cc.pad + kx;
+                if (iy < 0 || iy >= cc.h || ix < 0 || ix >= cc.w) continue;
+                acc += D(x[((n * cc.c + g * cg + ci) * cc.h + iy) * cc.w + ix]) *
+                       D(w[((m * cg + ci) * cc.k + ky) * cc.k + kx]);
+              }
+            }
+          }
+          const size_t at = static_cast<size_t>(((n * cc.m + m) * oh + oy) * ow + ox);
+          if (e.sum) acc += D(s[at]);
+          want[at] = Activate(e, acc);
+        }
+      }
+    }
+  }
+
+  testing::KernelHarness h;
+  const int xi = h.AddTensor(schema::DType::Float32, {cc.n, cc.c, cc.h, cc.w});
+  const int wi = h.AddTensor(schema::DType::Float32, {cc.m, cg, cc.k, cc.k});
+  const int bi = cc.bias ? h.AddTensor(schema::DType::Float32, {cc.m}) : -1;
+  const int si = e.sum ? h.AddTensor(schema::DType::Float32, {cc.n, cc.m, oh, ow}) : -1;
+  const int yi = h.AddTensor(schema::DType::Float32, {cc.n, cc.m, oh, ow});
+  h.SetF32(xi, x);
+  h.SetF32(wi, w);
+  if (bi >= 0) h.SetF32(bi, b);
+  if (si >= 0) h.SetF32(si, s);
+  std::vector<int> inputs = {xi, wi, bi};
+  if (si >= 0) inputs.push_back(si);
+  const int32_t k = static_cast<int32_t>(cc.k), st = static_cast<int32_t>(cc.stride);
+  const int32_t p = static_cast<int32_t>(cc.pad), group = static_cast<int32_t>(cc.group);
+  h.SetNode(schema::Op::Conv, inputs, {yi}, schema::Params::ConvParams,
+            [=](flatbuffers::FlatBufferBuilder& fbb) {
+              const std::vector<int32_t> kernel{k, k}, strides{st, st}, pads{p, p, p, p}, dil{1, 1};
+              const schema::Clamp clamp(e.lo, e.hi);
+              return schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &dil, group,
+                                                    e.clamp ? &clamp : nullptr, e.act, e.alpha,
+                                                    e.beta)
+                  .Union();
+            });
+  if (cc.workspace >= 0) h.OverrideWorkspace(cc.workspace);
+  ASSERT_TRUE(h.Prepare().ok());
+  ASSERT_TRUE(h.Eval().ok());
+  if (expect_winograd) {
+    kernels::ConvGeom g;
+    g.win.c = cc.c;
+    g.win.oh = oh;
+    g.win.ow = ow;
+    g.win.kh = g.win.kw = 3;
+    g.m = cc.m;
+    EXPECT_TRUE(kernels::UseWinograd(g));
+  }
+  CheckClose(h.GetF32(yi), want);
+}
+
+// Every path of conv.cc and depthwise_conv.cc (see their comments).
+const ConvCase kConvCases[] = {
+    {"pointwise", 1, 20, 7, 9, 30, 1, 1, 0, 1, true, -1},
+    {"im2col_s2", 2, 5, 9, 11, 13, 3, 2, 1, 1, true, -1},
+    {"im2col_nobias", 1, 3, 8, 8, 17, 3, 1, 1, 1, false, -1},
+    {"grouped", 1, 8, 6, 7, 12, 3, 1, 1, 2, true, -1},
+    {"winograd", 1, 64, 15, 15, 64, 3, 1, 1, 1, true, -1},
+    {"dw_planes", 1, 3, 30, 31, 3, 3, 1, 1, 3, true, -1},
+    {"dw_planes_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},
+    {"dw_channels", 2, 18, 7, 7, 18, 3, 1, 1, 18, true, -1},
+    {"dw_rows", 1, 5, 9, 10, 5, 3, 2, 1, 5, false, 0},
+    {"dw_mult2_5x5", 1, 3, 12, 12, 6, 5, 1, 2, 3, true, -1},
+};
+
+TEST(ConvEpilogueTest, EveryActivationPathAndIsa) {
+  const testing::IsaGuard restore;
+  int ran = 0;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (!KernelIsaAvailable(isa)) continue;
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const ConvCase& cc : kConvCases) {
+      for (const Epi& e : AllEpilogues()) {
+        SCOPED_TRACE(std::string(cc.name) + " " + Name(e) + " " + KernelIsaName(isa));
+        RunConv(cc, e, std::string(cc.name) == "winograd");
+        ++ran;
+      }
+    }
+  }
+  EXPECT_GE(ran, 150);
+}
+
+// Prepare rejects a sum of another shape or dtype.
+TEST(ConvEpilogueTest, RejectsBadSum) {
+  for (int bad = 0; bad < 2; ++bad) {
+    testing::KernelHarness h;
+    const int xi = h.AddTensor(schema::DType::Float32, {1, 2, 4, 4});
+    const int wi = h.AddTensor(schema::DType::Float32, {3, 2, 1, 1});
+    const int si = bad == 0 ? h.AddTensor(schema::DType::Float32, {1, 3, 4, 1})
+                            : h.AddTensor(schema::DType::Int32, {1, 3, 4, 4});
+    const int yi = h.AddTensor(schema::DType::Float32, {1, 3, 4, 4});
+    h.SetNode(schema::Op::Conv, {xi, wi, -1, si}, {yi}, schema::Params::ConvParams,
+              [](flatbuffers::FlatBufferBuilder& fbb) {
+                const std::vector<int32_t> kernel{1, 1}, ones{1, 1}, pads{0, 0, 0, 0};
+                return schema::CreateConvParamsDirect(fbb, &kernel, &ones, &pads, &ones, 1).Union();
+              });
+    EXPECT_FALSE(h.Prepare().ok()) << bad;
+  }
+}
+
+void RunGemm(int64_t m, int64_t n, int64_t k, const Epi& e) {
+  std::mt19937 rng(11);
+  const std::vector<float> a = Random(static_cast<size_t>(m * k), &rng, 1.0f);
+  const std::vector<float> b =
+      Random(static_cast<size_t>(k * n), &rng, 1.5f / std::sqrt(static_cast<float>(k)));
+  const std::vector<float> c = Random(static_cast<size_t>(n), &rng, 0.5f);
+  std::vector<double> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = D(c[j]);
+      for (int64_t p = 0; p < k; ++p) acc += D(a[i * k + p]) * D(b[p * n + j]);
+      want[static_cast<size_t>(i * n + j)] = Activate(e, acc);
+    }
+  }
+  testing::KernelHarness h;
+  const int ai = h.AddTensor(schema::DType::Float32, {m, k});
+  const int bi = h.AddTensor(schema::DType::Float32, {k, n});
+  const int ci = h.AddTensor(schema::DType::Float32, {n});
+  const int yi = h.AddTensor(schema::DType::Float32, {m, n});
+  h.SetF32(ai, a);
+  h.SetF32(bi, b);
+  h.SetF32(ci, c);
+  h.SetNode(schema::Op::Gemm, {ai, bi, ci}, {yi}, schema::Params::GemmParams,
+            [=](flatbuffers::FlatBufferBuilder& fbb) {
+              const schema::Clamp clamp(e.lo, e.hi);
+              return schema::CreateGemmParams(fbb, 1.0f, 1.0f, false, false,
+                                              e.clamp ? &clamp : nullptr, e.act, e.alpha, e.beta)
+                  .Union();
+            });
+  ASSERT_TRUE(h.Prepare().ok());
+  ASSERT_TRUE(h.Eval().ok());
+  CheckClose(h.GetF32(yi), want);
+}
+
+TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
+  const testing::IsaGuard restore;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (!KernelIsaAvailable(isa)) continue;
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const Epi& e : AllEpilogues()) {
+      if (e.sum) continue;  // Gemm has no sum input
+      SCOPED_TRACE(Name(e) + " " + KernelIsaName(isa));
+      RunGemm(13, 37, 29, e);  // packed, partial tiles
+      RunGemm(1, 50, 40, e);   // Gemv
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton
