@@ -369,6 +369,7 @@ Result<Graph> ParseGraphJson(const std::string& text, const std::string& base_di
   BATON_TRY(ReadNodes(root, what, options, &g));
   BATON_TRY(ReadOutputs(root, what, &g));
   Check valid = Validate(g);
+  if (valid.ok()) valid = CheckImportedArity(g);
   if (!valid.ok()) return Fail(what + ": " + valid.error());
   Check shapes = InferShapes(&g);
   if (!shapes.ok()) return Fail(what + ": " + shapes.error());

@@ -929,6 +929,7 @@ Result<Graph> ImportModelBytes(const std::string& bytes, const ImportOptions& op
   Importer importer(options);
   BATON_ASSIGN_OR_RETURN(Graph graph, importer.Run(model, opset));
   BATON_TRY(Validate(graph));
+  BATON_TRY(CheckImportedArity(graph));
   BATON_TRY(InferShapes(&graph));
   BATON_TRY(CheckDeclaredShapes(graph, importer.declared()));
   BATON_TRY(CheckLegacySoftmax(&graph, importer.legacy_softmax()));

@@ -223,6 +223,17 @@ Check InferPostprocessNode(Graph* graph, const Node& node) {
 
 }  // namespace
 
+Check CheckImportedArity(const Graph& graph) {
+  for (const Node& node : graph.nodes) {
+    if (node.op == "Conv" && node.inputs.size() > 3) {
+      return Fail("node '" + node.name + "': Conv has " +
+                  Count(static_cast<int>(node.inputs.size()), "input") +
+                  ", expected 2 to 3 (ONNX Conv: X, W, optional B)");
+    }
+  }
+  return Check();
+}
+
 Check InferShapes(Graph* graph) {
   BATON_ASSIGN_OR_RETURN(std::vector<int> order, graph->TopologicalOrder());
   BATON_ASSIGN_OR_RETURN(Values values, SeedValues(*graph));

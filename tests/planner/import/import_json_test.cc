@@ -158,6 +158,14 @@ TEST(ImportJson, WrongTypedFieldsAreErrors) {
             "g.json: initializer 'w': 'data' value 1e+300 is out of float32 range");
 }
 
+// Conv's fourth input (`sum`) is the simplifier's fused residual Add, not
+// ONNX's: an imported Conv with four inputs is an error, not a silent Add.
+TEST(ImportJson, ConvWithFourInputsIsAnError) {
+  EXPECT_EQ(Error(Replace(kGood, R"("inputs": ["x", "w"], "outputs": ["c"])",
+                          R"("inputs": ["x", "w", "", "x"], "outputs": ["c"])")),
+            "g.json: node 'conv': Conv has 4 inputs, expected 2 to 3 (ONNX Conv: X, W, optional B)");
+}
+
 TEST(ImportJson, InlineDataMustFitItsDtype) {
   const std::string base = R"({"inputs": [{"name": "x", "dtype": "uint8", "shape": [3]}],
     "initializers": [{"name": "c", "dtype": "DT", "shape": [3], "data": DATA}],

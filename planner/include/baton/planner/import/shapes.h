@@ -12,4 +12,9 @@ namespace baton::planner {
 
 Check InferShapes(Graph* graph);
 
+// Imported graphs (ONNX, graph JSON) only: ops whose planner form takes more
+// inputs than ONNX's (the simplifier's fused Conv has a fourth input, `sum`)
+// must arrive with ONNX's count. An error names the node.
+Check CheckImportedArity(const Graph& graph);
+
 }  // namespace baton::planner
