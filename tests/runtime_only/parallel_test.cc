@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -128,7 +129,13 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
   const GemmCase cases[] = {{37, 300, 129, 1.0f, true, true},
                             {200, 40, 70, 1.0f, true, false},
                             {64, 97, 600, 0.5f, false, true},
-                            {3, 500, 64, 1.0f, true, false}};
+                            {3, 500, 64, 1.0f, true, false},
+                            // A part sizes its blocks from its own extent and
+                            // needed more than its slice (review, issue 17):
+                            // columns 3136 in 3 parts (an im2col Conv 64->64,
+                            // 3x3 s2, 56x56 out), rows 260 in 2 parts.
+                            {64, 3136, 576, 1.0f, true, false},
+                            {260, 64, 256, 1.0f, true, true}};
   for (KernelIsa isa : Isas()) {
     ASSERT_TRUE(SelectKernelIsa(isa));
     for (const GemmCase& g : cases) {
@@ -170,8 +177,19 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
       for (int threads : {2, 3}) {
         ScopedPool pool(threads);
         std::vector<float> packed(packed1.size(), -7.0f), direct(packed1.size(), -7.0f);
+        // Exactly the planned workspace, then a canary the parts must not touch.
+        const size_t planned =
+            ParallelWorkspaceBytes(slice, static_cast<uint32_t>(threads)) / sizeof(float);
+        std::vector<float> sliced_ws(planned + 256, 0.0f);
+        const float kCanary = -123.25f;
+        std::fill(sliced_ws.begin() + static_cast<std::ptrdiff_t>(planned), sliced_ws.end(),
+                  kCanary);
         kernels::GemmPackedSliced(g.m, g.n, g.k, g.alpha, am, kernels::PackBStrided, &bm,
-                                  packed.data(), g.n, epi, ws.data(), threads);
+                                  packed.data(), g.n, epi, sliced_ws.data(), threads);
+        EXPECT_TRUE(std::all_of(sliced_ws.begin() + static_cast<std::ptrdiff_t>(planned),
+                                sliced_ws.end(), [&](float v) { return v == kCanary; }))
+            << KernelIsaName(isa) << " workspace overrun, m " << g.m << " n " << g.n
+            << " threads " << threads;
         kernels::GemmDirect(g.m, g.n, g.k, a.data(), g.k, b.data(), g.n, direct.data(), g.n, epi);
         EXPECT_EQ(pool.splits(), 2) << "both GEMMs split";
         EXPECT_TRUE(SameBits(packed, packed1))

@@ -388,7 +388,7 @@ Check FuseActivationAt(Graph* graph, int r) {
 // output, the Conv has no fused clamp, activation or sum yet, and `other` has
 // exactly conv_out's shape (no broadcast). The Add's clamp moves along. The
 // fused Conv takes the Add's place in the node list (both its operands are
-// ready there); input 3 is first tried, then input 0 (deterministic).
+// ready there); the Add's input 0 is tried first, then input 1 (deterministic).
 Check FuseConvAddAt(Graph* graph, int a) {
   const Node& add = graph->nodes[a];
   if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) return Check();

@@ -149,6 +149,19 @@ bool DeviceCanRun(const Graph& g, const TargetDevice& dev, const Node& node, std
     *why = "device does not run op " + node.op;
     return false;
   }
+  // A foreign runtime receives a fused node back as the ONNX nodes it came
+  // from (region_onnx.cc), so its op list must name those too. (Baton's own
+  // devices run the fused kernel: the node's op decides, as for the clamp.)
+  if (!dev.runtime.empty()) {
+    if (!node.activation.empty() && !dev.Runs(node.activation)) {
+      *why = "device does not run op " + node.activation + " (fused into " + node.op + ")";
+      return false;
+    }
+    if (node.op == "Conv" && node.inputs.size() > 3 && node.inputs[3] >= 0 && !dev.Runs("Add")) {
+      *why = "device does not run op Add (a residual Add fused into Conv)";
+      return false;
+    }
+  }
   for (const auto* list : {&node.inputs, &node.outputs}) {
     for (int ti : *list) {
       if (ti < 0) continue;

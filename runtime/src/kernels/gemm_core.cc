@@ -212,19 +212,40 @@ GemmEpilogue RowRange(const GemmEpilogue& epi, int64_t i) {
   return out;
 }
 
+// The packing workspace of `size` columns (split_n) or rows of the split
+// GEMM.
+size_t PartWorkspaceBytes(const GemmSplit& s, int64_t size) {
+  return s.split_n ? GemmWorkspaceBytes(s.m, size, s.k) : GemmWorkspaceBytes(size, s.n, s.k);
+}
+
+// A part runs in chunks whose workspace fits its slice (sized for the whole
+// matrix): a part sizes its blocks from its own extent, so one of 1024
+// columns may need one 1024-column block where the whole matrix of 3136
+// used 784-column blocks, and would overrun into the next part's slice.
+// Chunks are whole tiles; the summation order depends on k only, so the
+// results do not change.
 void PackedRange(void* ctx, int64_t begin, int64_t end, int slot) {
   const GemmSplit& s = *static_cast<const GemmSplit*>(ctx);
   float* ws = s.workspace + slot * s.slice_floats;
-  if (s.split_n) {
-    const OffsetB ob{s.pack_b, s.b_ctx, begin};
-    s.impl->packed(s.m, end - begin, s.k, s.alpha, s.a, PackBOffset, &ob, s.c + begin, s.ldc,
-                   ColumnRange(*s.epi, begin), ws);
-  } else {
-    StridedMatrix a = s.a;
-    a.data += begin * a.row_stride;
-    const GemmEpilogue epi = RowRange(*s.epi, begin);
-    s.impl->packed(end - begin, s.n, s.k, s.alpha, a, s.pack_b, s.b_ctx, s.c + begin * s.ldc, s.ldc,
-                   epi, ws);
+  const size_t capacity = GemmWorkspaceBytes(s.m, s.n, s.k);
+  const int64_t grain = s.split_n ? s.impl->nr : s.impl->mr;
+  while (begin < end) {
+    int64_t size = end - begin;
+    while (size > grain && PartWorkspaceBytes(s, size) > capacity) {
+      const int64_t half = (size / 2 + grain - 1) / grain * grain;
+      size = half < grain ? grain : half;
+    }
+    if (s.split_n) {
+      const OffsetB ob{s.pack_b, s.b_ctx, begin};
+      s.impl->packed(s.m, size, s.k, s.alpha, s.a, PackBOffset, &ob, s.c + begin, s.ldc,
+                     ColumnRange(*s.epi, begin), ws);
+    } else {
+      StridedMatrix a = s.a;
+      a.data += begin * a.row_stride;
+      s.impl->packed(size, s.n, s.k, s.alpha, a, s.pack_b, s.b_ctx, s.c + begin * s.ldc, s.ldc,
+                     RowRange(*s.epi, begin), ws);
+    }
+    begin += size;
   }
 }
 

@@ -101,7 +101,8 @@ struct GemmEpilogue {
   const float* row_bias = nullptr;  // c[i][j] += row_bias[i], when non-null
   bool accumulate = false;          // c += A*B instead of c = A*B
   // c[i][j] += sum[i * ldsum + j], when non-null (a fused residual Add); sum
-  // may be c itself but not partly overlap it.
+  // must not overlap c (the first k block overwrites c before the last adds
+  // the sum; the planner never gives a node overlapping inputs and outputs).
   const float* sum = nullptr;
   int64_t ldsum = 0;
   bool clamp = false;  // then c = min(max(c, lo), hi)

@@ -8,11 +8,14 @@
 #include "baton/parallel.h"
 
 // Hosted builds have the thread-local runner; bare-metal ones compile the
-// split paths out (ParallelThreads() is always 1 there).
+// split paths out (ParallelThreads() is always 1 there). A port for an RTOS
+// with thread-local storage may define BATON_PARALLEL_KERNELS=1 itself.
+#ifndef BATON_PARALLEL_KERNELS
 #if defined(__linux__) || defined(__APPLE__) || defined(_WIN32)
 #define BATON_PARALLEL_KERNELS 1
 #else
 #define BATON_PARALLEL_KERNELS 0
+#endif
 #endif
 
 namespace baton {

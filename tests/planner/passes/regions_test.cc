@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "baton/planner/analysis/cost.h"
 #include "baton/planner/analysis/inspect.h"
+#include "baton/planner/passes/assign.h"
 #include "common/test_util.h"
 
 namespace baton::planner {
@@ -157,6 +159,48 @@ TEST(RegionsTest, PassthroughGraphGivesTwoRegions) {
 // Region {C, D} of the cycle graph (x [1,4,5,5], 400 B per value): Add
 // reads a and b and writes c (1200 B, 100 MACs), Sigmoid reads c and writes
 // d (800 B, 100 MACs).
+// A Conv with a fused HardSigmoid or residual Add goes to a foreign-runtime
+// device only when its op list names the fused op too (the region carries
+// Conv + HardSigmoid; armnn_soc's npu lists Conv and Add, not HardSigmoid,
+// and the Arm NN plugin has no HardSigmoid). Review finding, issue 17.
+TEST(RegionsTest, FusedPartsMustBeOnTheRuntimeDevicesOpList) {
+  auto target = LoadTarget(test::TargetPath("armnn_soc"));
+  ASSERT_TRUE(target.ok()) << target.error();
+  const TargetDevice& npu = target->devices[target->FindDevice("npu")];
+  Graph g;
+  for (const char* name : {"x", "w", "b", "s", "y"}) {
+    Tensor t;
+    t.name = name;
+    t.shape = {1, 4, 8, 8};
+    t.shape_known = true;
+    t.is_constant = std::string(name) == "w" || std::string(name) == "b";
+    g.tensors.push_back(t);
+  }
+  Node conv;
+  conv.name = "conv";
+  conv.op = "Conv";
+  conv.inputs = {0, 1, 2};
+  conv.outputs = {4};
+  std::string why;
+  EXPECT_TRUE(DeviceCanRun(g, npu, conv, &why)) << why;
+  conv.activation = "HardSigmoid";
+  EXPECT_FALSE(DeviceCanRun(g, npu, conv, &why));
+  EXPECT_EQ(why, "device does not run op HardSigmoid (fused into Conv)");
+  conv.activation = "Sigmoid";  // listed
+  EXPECT_TRUE(DeviceCanRun(g, npu, conv, &why)) << why;
+  conv.inputs = {0, 1, 2, 3};  // a fused residual Add: listed
+  EXPECT_TRUE(DeviceCanRun(g, npu, conv, &why)) << why;
+  TargetDevice no_add = npu;
+  no_add.ops.erase(std::find(no_add.ops.begin(), no_add.ops.end(), "Add"));
+  EXPECT_FALSE(DeviceCanRun(g, no_add, conv, &why));
+  EXPECT_EQ(why, "device does not run op Add (a residual Add fused into Conv)");
+  // Baton's own accelerators run the fused kernel: the Conv decides.
+  TargetDevice own = no_add;
+  own.runtime.clear();
+  conv.activation = "HardSigmoid";
+  EXPECT_TRUE(DeviceCanRun(g, own, conv, &why)) << why;
+}
+
 TEST(RegionsTest, RegionCostIsItsNodesPlusOneLaunch) {
   auto target = LoadTarget(test::TargetPath("armnn_soc"));
   ASSERT_TRUE(target.ok()) << target.error();
