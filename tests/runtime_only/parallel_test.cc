@@ -17,6 +17,7 @@
 #include "baton/kernels.h"
 #include "baton/linux/worker_pool.h"
 #include "gemm_core.h"
+#include "isa_util.h"
 #include "parallel.h"
 #include "plan_builder.h"
 #include "test_util.h"
@@ -26,19 +27,6 @@ namespace {
 
 using Op = schema::Op;
 using DeviceKind = schema::DeviceKind;
-
-std::vector<KernelIsa> Isas() {
-  std::vector<KernelIsa> isas;
-  for (KernelIsa isa : kAllKernelIsas) {
-    if (KernelIsaAvailable(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
-
-struct IsaRestore {
-  KernelIsa saved = ActiveKernelIsa();
-  ~IsaRestore() { SelectKernelIsa(saved); }
-};
 
 // Installs a pool of `threads` on the calling thread for the scope, behind
 // a runner that counts the splits (so a test can tell that the parallel path

@@ -25,6 +25,7 @@
 
 #include "baton/kernels.h"
 #include "gemm_core.h"
+#include "isa_util.h"
 #include "qlinear_gemm.h"
 
 namespace baton {
@@ -45,18 +46,8 @@ class Lcg {
   uint64_t state_ = 0x853c49e6748fea9bULL;
 };
 
-std::vector<KernelIsa> Isas() {
-  std::vector<KernelIsa> isas;
-  for (KernelIsa isa : kAllKernelIsas) {
-    if (KernelIsaAvailable(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
-
-struct IsaRestore {
-  KernelIsa saved = ActiveKernelIsa();
-  ~IsaRestore() { SelectKernelIsa(saved); }
-};
+using testing::IsaRestore;
+using testing::Isas;
 
 // QDot on rows x n with reduction k, weights and columns starting `skew`
 // bytes / elements past an aligned address.
