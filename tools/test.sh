@@ -3,7 +3,7 @@
 # installs what is missing, builds with -Werror, runs every CTest test (unit,
 # end-to-end, conformance against PyTorch, the packer benchmark set, the
 # Cortex-M and aarch64 cross builds under QEMU, the no-heap and code-size
-# checks), then the pipelined stress test again under ThreadSanitizer, then
+# checks), then the pipelined stress test and the intra-node thread tests again under ThreadSanitizer, then
 # the host tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 # (clang-14), then each libFuzzer target (tests/fuzz) for FUZZ_SECONDS
 # (default 30) seconds; docs/fuzzing.md says what the sanitized pass skips
@@ -57,15 +57,18 @@ cmake --build "$BUILD" -j"$JOBS"
 phase "ctest (Release)"
 ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure --timeout 1500
 
-phase "ThreadSanitizer: build, Executor.*"
+phase "ThreadSanitizer: build, Executor.*, Parallel.*"
 # The sanitized builds keep line tables only (-g1, clang's -gline-tables-only):
 # reports still name file and line, and the builds are about a tenth faster.
 cmake -S . -B "$BUILD-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATON_SANITIZE=thread \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DBATON_WERROR=ON > /dev/null
-cmake --build "$BUILD-tsan" -j"$JOBS" --target baton_runtime_tests
+cmake --build "$BUILD-tsan" -j"$JOBS" --target baton_runtime_tests baton_runtime_only_tests
 TSAN_OPTIONS="halt_on_error=1" "$BUILD-tsan/tests/baton_runtime_tests" \
   --gtest_filter='Executor.*' --gtest_brief=1
+# Intra-node threads (issue 17): the Linux WorkerPool and every split kernel.
+TSAN_OPTIONS="halt_on_error=1" "$BUILD-tsan/tests/baton_runtime_only_tests" \
+  --gtest_filter='Parallel.*' --gtest_brief=1
 echo "tsan: passed"
 
 finish() {
