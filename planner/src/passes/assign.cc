@@ -135,7 +135,7 @@ Check ApplyFallbacks(Program* p, std::vector<int>* device) {
     }
     if (dev != placed) {
       p->fallbacks.push_back({node.name, node.op, t.devices[dev].name, t.devices[placed].name, why,
-                              t.devices[dev].Runs(node.op) ? "dtype" : "op"});
+                              why.rfind("device does not run op", 0) == 0 ? "op" : "dtype"});
     }
     dev = placed;
   }
