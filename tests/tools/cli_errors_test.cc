@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <string>
 
 #include "common/test_util.h"
+#include "tool_test_util.h"
 
 namespace baton::test {
 namespace {
@@ -27,13 +27,8 @@ struct Outcome {
 Outcome Baton(const std::string& args, const std::string& setup = "") {
   Outcome r;
   const std::string inner = setup + (setup.empty() ? "" : "; ") + "exec " + BATON_TOOL + " " + args;
-  const std::string cmd = "bash -c '" + inner + "' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
+  const int status = RunShell("bash -c '" + inner + "' 2>&1", &r.out);
+  if (status == -1) return r;
   if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
   // bash reports a child killed by signal s as exit 128 + s.
   if (r.code > 128 && r.code < 160) r.signal = r.code - 128;
@@ -55,11 +50,7 @@ std::string Dir(const std::string& name) {
 // Names of the entries of directory `d`, space-separated and sorted.
 std::string Listing(const std::string& d) {
   std::string out;
-  FILE* pipe = popen(("ls -A " + d + " | sort | tr '\\n' ' '").c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while (pipe != nullptr && (n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  if (pipe != nullptr) pclose(pipe);
+  RunShell("ls -A " + d + " | sort | tr '\\n' ' '", &out);
   return out;
 }
 

@@ -21,17 +21,22 @@ struct CliResult {
   std::string out;  // stdout and stderr
 };
 
+// Runs shell command `cmd`, appending what it prints on stdout to `out`;
+// returns pclose's wait status, or -1 when the shell could not start.
+inline int RunShell(const std::string& cmd, std::string* out) {
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out->append(buf.data(), n);
+  return pclose(pipe);
+}
+
 // Runs `baton ARGS` (BATON_TOOL) through the shell.
 inline CliResult RunBaton(const std::string& args) {
   CliResult r;
-  const std::string cmd = std::string(BATON_TOOL) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const int status = RunShell(std::string(BATON_TOOL) + " " + args + " 2>&1", &r.out);
+  r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
 
