@@ -185,6 +185,7 @@ void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd) {
 // Every path of conv.cc and depthwise_conv.cc (see their comments).
 const ConvCase kConvCases[] = {
     {"pointwise", 1, 20, 7, 9, 30, 1, 1, 0, 1, true, -1},
+    {"pointwise_1x1_image", 2, 41, 1, 1, 30, 1, 1, 0, 1, true, -1},
     {"im2col_s2", 2, 5, 9, 11, 13, 3, 2, 1, 1, true, -1},
     {"im2col_nobias", 1, 3, 8, 8, 17, 3, 1, 1, 1, false, -1},
     {"grouped", 1, 8, 6, 7, 12, 3, 1, 1, 2, true, -1},

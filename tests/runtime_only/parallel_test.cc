@@ -255,6 +255,7 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
   const ConvSpec specs[] = {
       {24, 30, 30, 40, 3, 2, 1, 1},    // im2col + GemmPacked
       {48, 20, 20, 64, 1, 1, 0, 1},    // pointwise: GemmDirect
+      {300, 1, 1, 150, 1, 1, 0, 1},    // pointwise on a 1x1 image: dot products
       {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3)
       {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, phase planes
       {328, 9, 9, 328, 3, 1, 1, 328},  // depthwise, channel blocks (small planes)
