@@ -277,7 +277,9 @@ Result<std::vector<std::vector<double>>> DeviceSeconds(const Program& p, NodeWor
         measured = p.target.profile->Seconds(work.signature[n], dev.kind, dev.name);
       }
       seconds[n][d] =
-          measured ? *measured : DeviceSeconds(dev.cost, work.macs[n], work.bytes[n], dev.threads);
+          measured ? *measured
+                   : DeviceSeconds(dev.cost, work.macs[n], work.bytes[n],
+                                   dev.ThreadsFor(p.graph.nodes[n].op));
     }
   }
   *out_work = std::move(work);
@@ -615,7 +617,7 @@ Result<std::vector<double>> ProgramSeconds(const Program& p, const NodeWork& wor
         return ProgramSeconds(p);
       }
       const TargetDevice& dev = p.target.devices[p.node_device[n]];
-      seconds[n] = DeviceSeconds(dev.cost, work.macs[n], work.bytes[n], dev.threads);
+      seconds[n] = DeviceSeconds(dev.cost, work.macs[n], work.bytes[n], dev.ThreadsFor(node.op));
       continue;
     }
     const int from = p.tensor_domain[node.inputs[0]], to = p.tensor_domain[node.outputs[0]];

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include "baton/parallel.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
-#include "baton/planner/passes/regions.h"
+#include "baton/planner/ops/op_def.h"
 #include "baton/planner/ops/postprocess.h"
+#include "baton/planner/passes/regions.h"
 #include "import/json_fields.h"
 
 namespace baton::planner {
@@ -219,6 +221,12 @@ Result<TargetLink> ParseLink(const json& l, const std::string& what, size_t inde
 }
 
 }  // namespace
+
+uint32_t TargetDevice::ThreadsFor(const std::string& op) const {
+  if (threads <= 1) return 1;
+  const OpDef* def = FindOp(op);  // null for custom ops and __copy
+  return def != nullptr && def->has_kernel && OpSplitsAcrossThreads(def->kernel_op) ? threads : 1;
+}
 
 double ParallelSpeedup(uint32_t threads) {
   if (threads <= 1) return 1.0;

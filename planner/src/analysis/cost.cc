@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "baton/parallel.h"
 #include "baton/planner/analysis/inspect.h"
 #include "baton/postprocess.h"
 #include "baton/planner/graph.h"
@@ -225,7 +226,8 @@ Result<NodeCosts> NodeCostsOf(const schema::Plan& plan, const Target& target) {
         continue;
       }
     }
-    seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n), dev.threads);
+    seconds[n] = DeviceSeconds(dev.cost, NodeMacs(plan, n), NodeBytes(plan, n),
+                               OpSplitsAcrossThreads(node->op()) ? dev.threads : 1);
   }
   return NodeCosts{std::move(seconds), std::move(source)};
 }

@@ -131,9 +131,13 @@ Result<size_t> NodeWorkspaceBytes(const schema::Plan& plan, const schema::Node& 
   return postprocess > 0 ? postprocess : WorkspaceBytes(call);
 }
 
-// Queue.threads of node n's queue.
+// Threads node n runs on: its queue's Queue.threads when its op's kernels
+// split a node (TargetDevice::ThreadsFor), else 1.
 uint32_t NodeThreads(const Program& p, int n) {
-  return p.QueueThreads(p.node_queue[static_cast<size_t>(n)]);
+  const uint32_t threads = p.QueueThreads(p.node_queue[static_cast<size_t>(n)]);
+  if (threads <= 1) return 1;
+  const QueueInfo& q = p.queues[static_cast<size_t>(p.node_queue[static_cast<size_t>(n)])];
+  return p.target.devices[static_cast<size_t>(q.device)].ThreadsFor(p.graph.nodes[n].op);
 }
 
 // Node n's workspace tensor of `bytes`, in its queue's first domain.

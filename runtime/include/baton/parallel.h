@@ -15,11 +15,14 @@
 //
 // Per-thread scratch: a kernel that needs workspace runs as many parts at
 // once as its workspace tensor holds slices (ParallelWorkspaceSlices); the
-// planner reserves `threads` slices for a node on a CPU queue with threads
-// > 1, and one (the exact serial size) otherwise.
+// planner reserves `threads` slices for a node of a splitting op
+// (OpSplitsAcrossThreads) on a CPU queue with threads > 1, and one (the
+// exact serial size) otherwise.
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "baton/plan_generated.h"
 
 namespace baton {
 
@@ -48,5 +51,10 @@ const ParallelRunner* ThreadParallelRunner();
 // threads stay byte-identical), else threads slices of serial_bytes rounded
 // up to 64 bytes. The planner sizes workspace tensors with this.
 size_t ParallelWorkspaceBytes(size_t serial_bytes, uint32_t threads);
+
+// Whether the CPU kernels of `op` split a node across a runner's threads
+// (float Conv, Gemm and MatMul). Every other op runs on the queue's thread
+// alone: the planner gives it one workspace slice and no parallel speed-up.
+bool OpSplitsAcrossThreads(schema::Op op);
 
 }  // namespace baton

@@ -23,6 +23,12 @@ size_t ParallelWorkspaceBytes(size_t serial_bytes, uint32_t threads) {
   return kernels::ParallelSliceStride(serial_bytes) * threads;
 }
 
+bool OpSplitsAcrossThreads(schema::Op op) {
+  // The kernels that call ParallelFor: conv.cc (with conv_winograd.cc and
+  // depthwise_conv.cc), gemm.cc and matmul.cc.
+  return op == schema::Op::Conv || op == schema::Op::Gemm || op == schema::Op::MatMul;
+}
+
 namespace kernels {
 
 int ParallelThreads() {

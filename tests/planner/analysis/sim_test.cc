@@ -100,8 +100,8 @@ TEST(SimTest, SingleQueueLatencyIsTheSumOfNodeCosts) {
 }
 
 // A CPU with "threads": 2 (issue 17) runs the same plan faster in the cost
-// model and the simulator: each node's compute term divided by
-// ParallelSpeedup(2), launch_s not.
+// model and the simulator: the compute term of each node whose op splits
+// (Conv here) divided by ParallelSpeedup(2), launch_s not.
 TEST(SimTest, CpuThreadsShortenNodeTimes) {
   LoadedPlan plan = Load(SingleQueuePlan());
   std::string two_json = kCpuTarget;
@@ -115,6 +115,8 @@ TEST(SimTest, CpuThreadsShortenNodeTimes) {
   // By hand: 1e-6 + 6912 / 1e6 * (0.15 + 0.85 / 2).
   const double conv2 = 1e-6 + 6912 / 1e6 * (0.15 + 0.85 / 2);
   EXPECT_NEAR(r2->node_duration_s[0], conv2, 1e-12);
+  // The Relu never splits (TargetDevice::ThreadsFor): its time stays.
+  EXPECT_NEAR(r2->node_duration_s[1], 1e-6 + 256 / 1e6, 1e-15);
   EXPECT_LT(r2->latency_mean_s, r1->latency_mean_s * 0.6);
   EXPECT_NEAR(DeviceSeconds(one.devices[0].cost, 1e6, 0, 4), 1e-6 + 1.0 * (0.15 + 0.85 / 4), 1e-12);
 }

@@ -61,11 +61,15 @@ struct TargetDevice {
   std::string runtime;
   // "threads" (CPU devices only, 1..kMaxDeviceThreads): threads one node may
   // use (Queue.threads in the plan). The cost model divides the parallel
-  // part of a node's time by it (ParallelSpeedup).
+  // part of a node's time by ThreadsFor(op) (ParallelSpeedup).
   uint32_t threads = 1;
   // Whether the device runs `op` (for a runtime device: listed, or "*", and
   // serializable into a region).
   bool Runs(const std::string& op) const;
+  // Threads a node of `op` runs on here: `threads` for the ops whose
+  // kernels split a node (OpSplitsAcrossThreads: Conv, Gemm, MatMul), 1 for
+  // every other op. Its workspace holds this many slices.
+  uint32_t ThreadsFor(const std::string& op) const;
   bool Handles(const std::string& dtype) const;
   bool Reaches(int domain) const;
 };
