@@ -395,6 +395,21 @@ void RegisterPerIsa() {
                                    });
                                  })
         ->Unit(benchmark::kMillisecond);
+    // Narrow n (7x7) and small k (16 channels): mobilenet_v3_small's 1x1s.
+    benchmark::RegisterBenchmark(("RunConv/Conv1x1_96to576_7x7" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{96, 7, 7, 576, 1, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv1x1_16to72_56x56" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{16, 56, 56, 72, 1, 1, 1, true});
+                                   });
+                                 })
+        ->Unit(benchmark::kMicrosecond);
     const struct {
       const char* name;
       Net (*make)();
