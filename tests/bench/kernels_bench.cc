@@ -230,6 +230,19 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_64to256_56x56, ConvSpec{64, 56, 56, 256, 1, 1
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
+// Narrow outputs (n = 49, 196) and small k: MobileNet v3-small's 1x1 layers.
+BENCHMARK_CAPTURE(RunConv, Conv1x1_96to576_7x7, ConvSpec{96, 7, 7, 576, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_288to96_7x7, ConvSpec{288, 7, 7, 96, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_576to96_7x7, ConvSpec{576, 7, 7, 96, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_40to240_14x14, ConvSpec{40, 14, 14, 240, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_16to16_56x56, ConvSpec{16, 56, 56, 16, 1, 1, 1, true})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_16to72_56x56, ConvSpec{16, 56, 56, 72, 1, 1, 1, true})
+    ->Unit(benchmark::kMicrosecond);
 // Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the
 // phase-plane path (what plans run) and on the row path (_rows).
 #define BATON_DW_BENCH(name, ...)                                                  \
@@ -382,6 +395,21 @@ void RegisterPerIsa() {
                                    });
                                  })
         ->Unit(benchmark::kMillisecond);
+    // Narrow n (7x7) and small k (16 channels): mobilenet_v3_small's 1x1s.
+    benchmark::RegisterBenchmark(("RunConv/Conv1x1_96to576_7x7" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{96, 7, 7, 576, 1, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv1x1_16to72_56x56" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{16, 56, 56, 72, 1, 1, 1, true});
+                                   });
+                                 })
+        ->Unit(benchmark::kMicrosecond);
     const struct {
       const char* name;
       Net (*make)();

@@ -14,6 +14,7 @@
 
 #include "conv.h"
 #include "conv_winograd.h"
+#include "gemm_core.h"
 #include "kernels/kernel_test_util.h"
 
 namespace baton {
@@ -276,6 +277,84 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
       SCOPED_TRACE(Name(e) + " " + KernelIsaName(isa));
       RunGemm(13, 37, 29, e);  // packed, partial tiles
       RunGemm(1, 50, 40, e);   // Gemv
+    }
+  }
+}
+
+// Both GEMM drivers on every ISA against a double loop, at every tile
+// remainder: m leaves every remainder of the 12-row tile (AVX-512: the
+// 4- and 8-row kernels, exact or shifted, and the shifted 12-row window)
+// and of the 4- and 6-row tiles, m = 5 the edge kernel; n = 1..70 (full,
+// shifted and edge column tiles; n = 1 the dot products); k = 16 (one k
+// block: full tiles write C with the whole epilogue) and k = 300 (two: the
+// second adds into C), with bias, sum, clamp and HardSwish, and with
+// accumulate (c += A*B).
+TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
+  const testing::IsaGuard restore;
+  std::mt19937 rng(5);
+  const int64_t ms[] = {5, 12, 13, 16, 19, 20, 23, 29};
+  for (const int64_t k : {16, 300}) {
+    for (const int64_t m : ms) {
+      for (int64_t n = 1; n <= 70; ++n) {
+        if (k > 16 && n % 16 != 0 && n % 16 != 1 && n % 16 != 15 && n != 49) continue;
+        const bool accumulate = k > 16 && n % 2 == 1;
+        const std::vector<float> a = Random(static_cast<size_t>(m * k), &rng, 1.0f);
+        const std::vector<float> b =
+            Random(static_cast<size_t>(k * n), &rng, 1.5f / std::sqrt(static_cast<float>(k)));
+        const std::vector<float> bias = Random(static_cast<size_t>(m), &rng, 0.5f);
+        const std::vector<float> sum = Random(static_cast<size_t>(m * n), &rng, 1.0f);
+        const std::vector<float> c0 = Random(static_cast<size_t>(m * n), &rng, 1.0f);
+        Epi e;
+        e.act = FusedActivation::HardSwish;
+        e.alpha = 1.0f / 6.0f;
+        e.beta = 0.5f;
+        e.clamp = true;
+        e.lo = -2.5f;
+        e.hi = 2.0f;
+        std::vector<double> want(static_cast<size_t>(m * n));
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            const size_t at = static_cast<size_t>(i * n + j);
+            double acc =
+                D(bias[static_cast<size_t>(i)]) + D(sum[at]) + (accumulate ? D(c0[at]) : 0);
+            for (int64_t p = 0; p < k; ++p) acc += D(a[i * k + p]) * D(b[p * n + j]);
+            want[at] = Activate(e, acc);
+          }
+        }
+        kernels::GemmEpilogue epi;
+        epi.row_bias = bias.data();
+        epi.accumulate = accumulate;
+        epi.sum = sum.data();
+        epi.ldsum = n;
+        epi.clamp = true;
+        epi.lo = e.lo;
+        epi.hi = e.hi;
+        epi.act = kernels::kActHardSwish;
+        epi.act_alpha = e.alpha;
+        epi.act_beta = e.beta;
+        const kernels::StridedMatrix am{a.data(), k, 1};
+        const kernels::StridedMatrix bm{b.data(), n, 1};
+        std::vector<float> ws(kernels::GemmWorkspaceBytes(m, n, k) / sizeof(float) + 16);
+        for (KernelIsa isa : kAllKernelIsas) {
+          if (!KernelIsaAvailable(isa)) continue;
+          ASSERT_TRUE(SelectKernelIsa(isa));
+          SCOPED_TRACE(std::string(KernelIsaName(isa)) + " m " + std::to_string(m) + " n " +
+                       std::to_string(n) + " k " + std::to_string(k));
+          std::vector<float> direct = c0, packed = c0;
+          kernels::GemmDirect(m, n, k, a.data(), k, b.data(), n, direct.data(), n, epi);
+          kernels::GemmPacked(m, n, k, 1.0f, am, kernels::PackBStrided, &bm, packed.data(), n, epi,
+                              ws.data());
+          {
+            SCOPED_TRACE("direct");
+            CheckClose(direct, want);
+          }
+          {
+            SCOPED_TRACE("packed");
+            CheckClose(packed, want);
+          }
+          if (HasFailure()) return;
+        }
+      }
     }
   }
 }

@@ -123,7 +123,12 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             // columns 3136 in 3 parts (an im2col Conv 64->64,
                             // 3x3 s2, 56x56 out), rows 260 in 2 parts.
                             {64, 3136, 576, 1.0f, true, false},
-                            {260, 64, 256, 1.0f, true, true}};
+                            {260, 64, 256, 1.0f, true, true},
+                            // Row splits whose parts end on the 4- and
+                            // 8-row kernels (AVX-512), n = 49 and 70 (a
+                            // full and a shifted column tile), two k blocks.
+                            {52, 49, 300, 1.0f, true, true},
+                            {44, 70, 40, 1.0f, true, false}};
   for (KernelIsa isa : Isas()) {
     ASSERT_TRUE(SelectKernelIsa(isa));
     for (const GemmCase& g : cases) {
