@@ -34,15 +34,20 @@ void Fill(KernelHarness* h, int id, uint32_t seed) {
   for (int64_t i = 0; i < h->Elements(id); ++i) p[i] = dist(rng);
 }
 
+// pad -1: "same" padding k / 2; hardswish: a fused HardSwish (1/6, 1/2).
 struct ConvSpec {
   int64_t c, h, w, m, k, stride, group;
   bool relu6;
+  int64_t pad = -1;
+  bool hardswish = false;
+  int64_t Pad() const { return pad < 0 ? k / 2 : pad; }
 };
 
-int64_t OutSize(int64_t in, int64_t k, int64_t s) { return (in + 2 * (k / 2) - k) / s + 1; }
+int64_t OutSize(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
 
 double ConvFlops(const ConvSpec& s) {
-  const int64_t oh = OutSize(s.h, s.k, s.stride), ow = OutSize(s.w, s.k, s.stride);
+  const int64_t oh = OutSize(s.h, s.k, s.stride, s.Pad()),
+                ow = OutSize(s.w, s.k, s.stride, s.Pad());
   return 2.0 * static_cast<double>(s.m * (s.c / s.group) * s.k * s.k * oh * ow);
 }
 
@@ -50,7 +55,8 @@ double ConvFlops(const ConvSpec& s) {
 std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s, int64_t workspace_override = -1) {
   auto h = std::make_unique<KernelHarness>();
   h->OverrideWorkspace(workspace_override);
-  const int64_t oh = OutSize(s.h, s.k, s.stride), ow = OutSize(s.w, s.k, s.stride);
+  const int64_t oh = OutSize(s.h, s.k, s.stride, s.Pad()),
+                ow = OutSize(s.w, s.k, s.stride, s.Pad());
   const int x = h->AddTensor(DType::Float32, {1, s.c, s.h, s.w});
   const int w = h->AddTensor(DType::Float32, {s.m, s.c / s.group, s.k, s.k});
   const int b = h->AddTensor(DType::Float32, {s.m});
@@ -59,15 +65,17 @@ std::unique_ptr<KernelHarness> MakeConv(const ConvSpec& s, int64_t workspace_ove
   Fill(h.get(), w, 2);
   Fill(h.get(), b, 3);
   const int32_t k = static_cast<int32_t>(s.k), st = static_cast<int32_t>(s.stride),
-                p = static_cast<int32_t>(s.k / 2), g = static_cast<int32_t>(s.group);
-  const bool relu6 = s.relu6;
+                p = static_cast<int32_t>(s.Pad()), g = static_cast<int32_t>(s.group);
+  const bool relu6 = s.relu6, hardswish = s.hardswish;
   h->SetNode(
       schema::Op::Conv, {x, w, b}, {y}, schema::Params::ConvParams,
-      [k, st, p, g, relu6](flatbuffers::FlatBufferBuilder& fbb) {
+      [k, st, p, g, relu6, hardswish](flatbuffers::FlatBufferBuilder& fbb) {
         const std::vector<int32_t> kernel{k, k}, strides{st, st}, pads{p, p, p, p}, dil{1, 1};
         const schema::Clamp clamp(0.0f, 6.0f);
-        return schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &dil, g,
-                                              relu6 ? &clamp : nullptr)
+        return schema::CreateConvParamsDirect(
+                   fbb, &kernel, &strides, &pads, &dil, g, relu6 ? &clamp : nullptr,
+                   hardswish ? schema::FusedActivation::HardSwish : schema::FusedActivation::None,
+                   hardswish ? 1.0f / 6.0f : 0.0f, hardswish ? 0.5f : 0.0f)
             .Union();
       });
   if (!h->Prepare().ok()) return nullptr;
@@ -204,6 +212,13 @@ BENCHMARK_CAPTURE(RunMaxPool, s2_64x111x111, 64, 111, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, k2s2_64x112x112, 64, 112, 2, 2, 0, false)
     ->Unit(benchmark::kMicrosecond);
+// resnet18's pool; squeezenet1_1's second and third.
+BENCHMARK_CAPTURE(RunMaxPool, s2p1_64x112x112, 64, 112, 3, 2, 1, false)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_128x55x55, 128, 55, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_256x27x27, 256, 27, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Sigmoid_1204224, schema::Op::Sigmoid, 96 * 112 * 112)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Swish_1204224, schema::Op::Swish, 96 * 112 * 112)
@@ -222,6 +237,15 @@ BENCHMARK_CAPTURE(RunConv, Conv3x3_512x7x7, ConvSpec{512, 7, 7, 512, 3, 1, 1, fa
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv7x7s2_stem, ConvSpec{3, 224, 224, 64, 7, 2, 1, false})
     ->Unit(benchmark::kMillisecond);
+// The first convolutions of mobilenet_v2, squeezenet1_1 (no padding) and
+// mobilenet_v3_small (fused HardSwish).
+BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_mbv2, ConvSpec{3, 224, 224, 32, 3, 2, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_squeezenet, ConvSpec{3, 224, 224, 64, 3, 2, 1, false, 0})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_mbv3s,
+                  ConvSpec{3, 224, 224, 16, 3, 2, 1, false, -1, true})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_144to24_56x56, ConvSpec{144, 56, 56, 24, 1, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_24to144_56x56, ConvSpec{24, 56, 56, 144, 1, 1, 1, true})
@@ -258,6 +282,10 @@ BATON_DW_BENCH(Depthwise5x5_576x7x7, 576, 7, 7, 576, 5, 1, 576, false);
 BATON_DW_BENCH(Depthwise5x5s2_240x28x28, 240, 28, 28, 240, 5, 2, 240, false);
 BENCHMARK_CAPTURE(RunGemm, Gemm_512x512x512, 512, 512, 512, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_256x3136x576, 256, 3136, 576, false)->Unit(benchmark::kMillisecond);
+// Conv7x7s2_stem's GEMM with a plain B: the stem's time less its im2col
+// packing.
+BENCHMARK_CAPTURE(RunGemm, Gemm_stem_64x12544x147, 64, 12544, 147, false)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_classifier_1x1000x512_tb, 1, 1000, 512, true)
     ->Unit(benchmark::kMicrosecond);
 

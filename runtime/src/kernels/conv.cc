@@ -13,14 +13,15 @@
 //    it in place and the node needs no workspace.
 //  - otherwise GemmPacked packs B straight from the implicit im2col matrix,
 //    one kc x nc block at a time, so the workspace is the GEMM's packing
-//    buffers (about 1 MB at most) whatever the layer size.
+//    buffers (about 1 MB at most) whatever the layer size. The packer
+//    (Im2colPacker, gemm/window_isa.inc) is compiled per instruction set:
+//    with stride 2 (the stems) each packed row segment is a vectorized
+//    stride-2 copy, and the padding is cut off each segment in one step.
 //  - dense 3x3 stride-1 layers with enough channels and output pixels take
 //    Winograd F(2x2, 3x3) (conv_winograd.cc): 2.25x fewer multiply-adds.
 //  - depthwise convolutions take depthwise_conv.cc.
 
 #include "conv.h"
-
-#include <string.h>
 
 #include "conv_winograd.h"
 #include "gemm_core.h"
@@ -78,81 +79,6 @@ size_t WorkspaceFor(const ConvGeom& g) {
 bool RunsWinograd(const ConvGeom& g, const KernelCall& call) {
   const size_t winograd = WinogradWorkspaceBytes(g);
   return winograd > 0 && WorkspaceSize(call) >= winograd;
-}
-
-struct Im2colSource {
-  const Window2d* win;
-  const float* x;  // first input channel of the group
-};
-
-// Packs the implicit im2col matrix: row k = (c, ky, kx), column j = (oy, ox),
-// value x[c][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw] (zero in the padding).
-// A panel of nr columns is a few runs of consecutive ox within one output
-// row ("segments"); for each packed row, a segment is a strided run of one
-// input row with zeros where it leaves the row.
-void PackBIm2col(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
-                 float* dst) {
-  const Im2colSource& src = *static_cast<const Im2colSource*>(ctx);
-  const Window2d& g = *src.win;
-  const int64_t H = g.h, W = g.w, sw = g.sw;
-  const int64_t khw = g.kh * g.kw;
-  struct Segment {
-    int64_t jj, len;   // columns [jj, jj + len) of the panel
-    int64_t iy0, ix0;  // input position of the first column's window at tap (0, 0)
-  };
-  Segment segs[kMaxNr];
-  for (int64_t jp = 0; jp < nc; jp += nr) {
-    const int64_t width = nc - jp < nr ? nc - jp : nr;
-    float* panel = dst + jp * kc;
-    int nseg = 0;
-    int64_t oy = (j0 + jp) / g.ow;
-    int64_t ox = (j0 + jp) % g.ow;
-    for (int64_t jj = 0; jj < width; ++oy, ox = 0) {
-      const int64_t len = width - jj < g.ow - ox ? width - jj : g.ow - ox;
-      segs[nseg++] = Segment{jj, len, oy * g.sh - g.pt, ox * sw - g.pl};
-      jj += len;
-    }
-    int64_t c = k0 / khw;
-    int64_t ky = (k0 % khw) / g.kw;
-    int64_t kx = k0 % g.kw;
-    for (int64_t p = 0; p < kc; ++p) {
-      float* out = panel + p * nr;
-      const float* plane = src.x + c * H * W;
-      for (int s = 0; s < nseg; ++s) {
-        const Segment& seg = segs[s];
-        float* o = out + seg.jj;
-        const int64_t iy = seg.iy0 + ky * g.dh;
-        if (iy < 0 || iy >= H) {
-          for (int64_t t = 0; t < seg.len; ++t) o[t] = 0.0f;
-          continue;
-        }
-        const float* row = plane + iy * W;
-        const int64_t ix = seg.ix0 + kx * g.dw;
-        if (ix >= 0 && ix + (seg.len - 1) * sw < W) {  // inside the row
-          if (sw != 1) {
-            for (int64_t t = 0; t < seg.len; ++t) o[t] = row[ix + t * sw];
-          } else if (seg.len == nr) {
-            memcpy(o, row + ix, sizeof(float) * nr);
-          } else {
-            for (int64_t t = 0; t < seg.len; ++t) o[t] = row[ix + t];
-          }
-        } else {  // partly in the left or right padding
-          for (int64_t t = 0; t < seg.len; ++t) {
-            const int64_t xx = ix + t * sw;
-            o[t] = (xx >= 0 && xx < W) ? row[xx] : 0.0f;
-          }
-        }
-      }
-      for (int64_t t = width; t < nr; ++t) out[t] = 0.0f;
-      if (++kx == g.kw) {
-        kx = 0;
-        if (++ky == g.kh) {
-          ky = 0;
-          ++c;
-        }
-      }
-    }
-  }
 }
 
 Status ConvPrepare(const KernelCall& call) {
@@ -231,9 +157,10 @@ Status ConvEval(const KernelCall& call) {
       if (pointwise) {
         GemmDirect(mg, ohw, kg, wg, kg, xg, hw, yg, ohw, epi);
       } else {
-        const Im2colSource src{&win, xg};
+        const Im2colPlane src{xg,     win.h,  win.w,  win.ow, win.kh, win.kw,
+                              win.sh, win.sw, win.dh, win.dw, win.pt, win.pl};
         const StridedMatrix a{wg, kg, 1};
-        GemmPackedSliced(mg, ohw, kg, 1.0f, a, PackBIm2col, &src, yg, ohw, epi, ws, slices);
+        GemmPackedSliced(mg, ohw, kg, 1.0f, a, Im2colPacker(), &src, yg, ohw, epi, ws, slices);
       }
     }
   }

@@ -322,6 +322,10 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
   Active().depthwise(g, x, w, bias, y, ws);
 }
 
+PackBFn Im2colPacker() { return Active().pack_im2col; }
+
+void MaxPoolPlane(const PoolPlane& g, const float* x, float* y) { Active().max_pool(g, x, y); }
+
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) { Active().unary(fn, x, y, n); }
 
 void ApplyEpilogue(const GemmEpilogue& epi, float* y, const float* sum, int64_t n) {

@@ -166,6 +166,27 @@ inline int64_t DepthwiseChannelFloats(const DwPlane& g) {
   return (g.hp * g.wp + g.kh * g.kw + 1 + g.oh * g.ow) * kDwLanes;
 }
 
+// One group of a convolution's input seen as the implicit im2col matrix
+// (plain values, like DwPlane): row k = (c, ky, kx), column j = (oy, ox),
+// value x[c][oy*sh - pt + ky*dh][ox*sw - pl + kx*dw], zero in the padding.
+struct Im2colPlane {
+  const float* x;  // the group's first input channel, h x w per channel
+  int64_t h, w, ow;
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+};
+
+// One (n, c) plane of a float MaxPool (undilated along x): y (oh x ow) =
+// the maximum of each window's valid taps of x (h x w); -inf for a window
+// with none. NaNs never win (pool.cc's MaxOp).
+struct PoolPlane {
+  int64_t h, w, oh, ow;
+  int64_t kh, kw, sh, sw, dh, pt, pl;
+};
+
+// Floats of the stack row MaxPoolPlane works in: windows wider than half of
+// it take pool.cc's per-tap path.
+inline constexpr int64_t kPoolRowFloats = 128;
+
 // QLinearAdd's per-row constants (qlinear.cc describes the arithmetic).
 struct QAddRowParams {
   uint8_t flip;  // 0x80 for int8, 0 for uint8
@@ -204,6 +225,9 @@ struct GemmImpl {
   void (*unary)(int fn, const float* x, float* y, int64_t n);
   // ApplyEpilogue below.
   void (*epilogue)(const GemmEpilogue& epi, float* y, const float* sum, int64_t n);
+  // Im2colPacker and MaxPoolPlane below.
+  PackBFn pack_im2col;
+  void (*max_pool)(const PoolPlane& g, const float* x, float* y);
   // The integer kernels (exact: every copy gives the same sums).
   // acc[i * ldacc + j] = sum_k (w[i * ldw + k] ^ flip) * cols[j * k + k]
   // for i < rows, j < n: dot products of 8-bit weight rows with int16 columns.
@@ -300,6 +324,14 @@ void QAddRow(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t
 inline int64_t DepthwisePlaneFloats(const DwPlane& g) {
   return g.sh * g.sw * g.hq * g.wq + g.rows * g.wq + (g.sw > 1 ? g.wq * g.sw : 0);
 }
+
+// The active copy's im2col packer: a PackBFn whose ctx is a const
+// Im2colPlane*.
+PackBFn Im2colPacker();
+
+// The active copy's MaxPool plane filter (PoolPlane above); g.kw <=
+// kPoolRowFloats / 2.
+void MaxPoolPlane(const PoolPlane& g, const float* x, float* y);
 
 // The active copy's depthwise plane filter.
 void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias, float* y,

@@ -12,6 +12,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "gemm_core.h"
 #include "kernel_family.h"
 #include "kernel_util.h"
 #include "window.h"
@@ -200,11 +201,28 @@ Status MaxPoolEvalT(const KernelCall& call) {
   return WindowPoolEval<MaxOp<T>>(call, [](const Window2d&, bool, int64_t, T*) {});
 }
 
+// Float max pools undilated along x take the separable plane filter
+// compiled per instruction set (MaxPoolPlane, gemm/window_isa.inc); the
+// maximum ignores NaNs, so its order of taps gives the same numbers.
+Status MaxPoolEvalF32(const KernelCall& call) {
+  Window2d g;
+  bool include_pad;
+  BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
+  if (g.dw != 1 || g.kw > kPoolRowFloats / 2) return MaxPoolEvalT<float>(call);
+  const PoolPlane plane{g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.pt, g.pl};
+  const float* x = call.inputs[0].f32();
+  float* y = call.outputs[0].f32();
+  for (int64_t p = 0; p < g.n * g.c; ++p) {
+    MaxPoolPlane(plane, x + p * g.h * g.w, y + p * g.oh * g.ow);
+  }
+  return Status::Ok();
+}
+
 Status MaxPoolEval(const KernelCall& call) {
   switch (call.inputs[0].dtype()) {
     case DType::UInt8: return MaxPoolEvalT<uint8_t>(call);
     case DType::Int8: return MaxPoolEvalT<int8_t>(call);
-    default: return MaxPoolEvalT<float>(call);
+    default: return MaxPoolEvalF32(call);
   }
 }
 
