@@ -208,6 +208,10 @@ BENCHMARK_CAPTURE(RunMaxPool, s2_64x112x112, 64, 112, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, s1p1_192x28x28, 192, 28, 3, 1, 1, false)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s1p1_512x14x14, 512, 14, 3, 1, 1, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s1p1_832x7x7, 832, 7, 3, 1, 1, true)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, s2_64x111x111, 64, 111, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, k2s2_64x112x112, 64, 112, 2, 2, 0, false)
