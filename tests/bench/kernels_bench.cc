@@ -230,12 +230,19 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_64to256_56x56, ConvSpec{64, 56, 56, 256, 1, 1
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
-// Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the
-// phase-plane path (what plans run) and on the row path (_rows).
+// Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the path
+// plans run (channel blocks or phase planes, by shape) and on the row path
+// (_rows).
 #define BATON_DW_BENCH(name, ...)                                                  \
   BENCHMARK_CAPTURE(RunConv, name, ConvSpec{__VA_ARGS__})->Unit(benchmark::kMicrosecond); \
   BENCHMARK_CAPTURE(RunConv, name##_rows, ConvSpec{__VA_ARGS__}, 0)->Unit(benchmark::kMicrosecond)
+BATON_DW_BENCH(Depthwise3x3_32x112x112, 32, 112, 112, 32, 3, 1, 32, true);
 BATON_DW_BENCH(Depthwise3x3_144x56x56, 144, 56, 56, 144, 3, 1, 144, true);
+BATON_DW_BENCH(Depthwise3x3s2_144x56x56, 144, 56, 56, 144, 3, 2, 144, true);
+BATON_DW_BENCH(Depthwise3x3_192x28x28, 192, 28, 28, 192, 3, 1, 192, true);
+BATON_DW_BENCH(Depthwise3x3s2_192x28x28, 192, 28, 28, 192, 3, 2, 192, true);
+BATON_DW_BENCH(Depthwise3x3_576x14x14, 576, 14, 14, 576, 3, 1, 576, true);
+BATON_DW_BENCH(Depthwise3x3s2_576x14x14, 576, 14, 14, 576, 3, 2, 576, true);
 BATON_DW_BENCH(Depthwise3x3s2_96x112x112, 96, 112, 112, 96, 3, 2, 96, true);
 BATON_DW_BENCH(Depthwise3x3_384x14x14, 384, 14, 14, 384, 3, 1, 384, true);
 BATON_DW_BENCH(Depthwise3x3_960x7x7, 960, 7, 7, 960, 3, 1, 960, true);
