@@ -389,6 +389,19 @@ void RegisterPerIsa() {
                                    });
                                  })
         ->Unit(benchmark::kMillisecond);
+    // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
+    // portable width per 16 channels).
+    for (const int64_t stride : {1, 2}) {
+      benchmark::RegisterBenchmark(
+          ("RunConv/Depthwise3x3" + std::string(stride == 1 ? "" : "s2") + "_144x56x56" + suffix)
+              .c_str(),
+          [isa, stride](benchmark::State& st) {
+            WithIsa(st, isa, [stride](benchmark::State& s) {
+              RunConv(s, ConvSpec{144, 56, 56, 144, 3, stride, 144, true});
+            });
+          })
+          ->Unit(benchmark::kMicrosecond);
+    }
     const struct {
       const char* name;
       Net (*make)();
