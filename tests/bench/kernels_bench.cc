@@ -271,12 +271,19 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_16to16_56x56, ConvSpec{16, 56, 56, 16, 1, 1, 
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_16to72_56x56, ConvSpec{16, 56, 56, 72, 1, 1, 1, true})
     ->Unit(benchmark::kMicrosecond);
-// Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the
-// phase-plane path (what plans run) and on the row path (_rows).
+// Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the path
+// plans run (channel blocks or phase planes, by shape) and on the row path
+// (_rows).
 #define BATON_DW_BENCH(name, ...)                                                  \
   BENCHMARK_CAPTURE(RunConv, name, ConvSpec{__VA_ARGS__})->Unit(benchmark::kMicrosecond); \
   BENCHMARK_CAPTURE(RunConv, name##_rows, ConvSpec{__VA_ARGS__}, 0)->Unit(benchmark::kMicrosecond)
+BATON_DW_BENCH(Depthwise3x3_32x112x112, 32, 112, 112, 32, 3, 1, 32, true);
 BATON_DW_BENCH(Depthwise3x3_144x56x56, 144, 56, 56, 144, 3, 1, 144, true);
+BATON_DW_BENCH(Depthwise3x3s2_144x56x56, 144, 56, 56, 144, 3, 2, 144, true);
+BATON_DW_BENCH(Depthwise3x3_192x28x28, 192, 28, 28, 192, 3, 1, 192, true);
+BATON_DW_BENCH(Depthwise3x3s2_192x28x28, 192, 28, 28, 192, 3, 2, 192, true);
+BATON_DW_BENCH(Depthwise3x3_576x14x14, 576, 14, 14, 576, 3, 1, 576, true);
+BATON_DW_BENCH(Depthwise3x3s2_576x14x14, 576, 14, 14, 576, 3, 2, 576, true);
 BATON_DW_BENCH(Depthwise3x3s2_96x112x112, 96, 112, 112, 96, 3, 2, 96, true);
 BATON_DW_BENCH(Depthwise3x3_384x14x14, 384, 14, 14, 384, 3, 1, 384, true);
 BATON_DW_BENCH(Depthwise3x3_960x7x7, 960, 7, 7, 960, 3, 1, 960, true);
@@ -442,6 +449,19 @@ void RegisterPerIsa() {
                                    });
                                  })
         ->Unit(benchmark::kMicrosecond);
+    // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
+    // portable width per 16 channels).
+    for (const int64_t stride : {1, 2}) {
+      benchmark::RegisterBenchmark(
+          ("RunConv/Depthwise3x3" + std::string(stride == 1 ? "" : "s2") + "_144x56x56" + suffix)
+              .c_str(),
+          [isa, stride](benchmark::State& st) {
+            WithIsa(st, isa, [stride](benchmark::State& s) {
+              RunConv(s, ConvSpec{144, 56, 56, 144, 3, stride, 144, true});
+            });
+          })
+          ->Unit(benchmark::kMicrosecond);
+    }
     const struct {
       const char* name;
       Net (*make)();

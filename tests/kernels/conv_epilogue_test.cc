@@ -197,9 +197,13 @@ const ConvCase kConvCases[] = {
     {"im2col_s3", 1, 2, 14, 17, 5, 3, 3, 1, 1, true, -1},
     {"grouped", 1, 8, 6, 7, 12, 3, 1, 1, 2, true, -1},
     {"winograd", 1, 64, 15, 15, 64, 3, 1, 1, 1, true, -1},
-    {"dw_planes", 1, 3, 30, 31, 3, 3, 1, 1, 3, true, -1},
-    {"dw_planes_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},
+    {"dw_planes", 1, 3, 60, 58, 3, 3, 1, 1, 3, true, -1},
+    {"dw_channels_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},
     {"dw_channels", 2, 18, 7, 7, 18, 3, 1, 1, 18, true, -1},
+    // Channel blocks in several bands of rows, a partial last block.
+    {"dw_bands", 1, 20, 40, 38, 20, 3, 1, 1, 20, true, -1},
+    {"dw_bands_s2", 2, 17, 50, 47, 17, 3, 2, 1, 17, false, -1},
+    {"dw_bands_5x5_s2", 1, 18, 58, 57, 18, 5, 2, 2, 18, true, -1},
     {"dw_rows", 1, 5, 9, 10, 5, 3, 2, 1, 5, false, 0},
     {"dw_mult2_5x5", 1, 3, 12, 12, 6, 5, 1, 2, 3, true, -1},
 };

@@ -156,6 +156,26 @@ TEST(ConvWorkspaceTest, DepthwiseWorkspaceOptionalAndBounded) {
   EXPECT_EQ(ConvWorkspace(a), (19u * 114 + 16 * 114) * sizeof(float));
 }
 
+// Planes that do not fit one channel block whole go in bands of output
+// rows sized to kDwBandFloats = 32768 floats: (sh * wp + ow) * 16 floats per
+// row beyond a fixed ((kh - sh) * wp + taps + 1) * 16.
+TEST(ConvWorkspaceTest, DepthwiseChannelBands) {
+  ConvArgs a;  // MobileNetV2's 144@56x56, stride 1
+  a.x = {1, 144, 56, 56};
+  a.w = {144, 1, 3, 3};
+  a.y = {1, 144, 56, 56};
+  a.group = 144;
+  // (32768 - (2 * 58 + 10) * 16) / ((58 + 56) * 16) = 16 rows reading 18.
+  EXPECT_EQ(ConvWorkspace(a), (18u * 58 + 9 + 1 + 16 * 56) * 16 * sizeof(float));
+  a.x = {1, 96, 112, 112};  // its 96@112x112, stride 2
+  a.w = {96, 1, 3, 3};
+  a.y = {1, 96, 56, 56};
+  a.group = 96;
+  a.strides = {2, 2};
+  // (32768 - (1 * 114 + 10) * 16) / ((2 * 114 + 56) * 16) = 6 rows reading 13.
+  EXPECT_EQ(ConvWorkspace(a), (13u * 114 + 9 + 1 + 6 * 56) * 16 * sizeof(float));
+}
+
 TEST(ConvWorkspaceTest, MissingOrSmallWorkspaceRejected) {
   const size_t need = ConvWorkspace(ConvArgs{});
   ASSERT_GT(need, 0u);

@@ -262,7 +262,9 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       {48, 20, 20, 64, 1, 1, 0, 1},    // pointwise: GemmDirect
       {300, 1, 1, 150, 1, 1, 0, 1},    // pointwise on a 1x1 image: dot products
       {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3)
-      {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, phase planes
+      {8, 60, 60, 8, 3, 1, 1, 8},      // depthwise, phase planes (large unit-stride plane)
+      {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, channel blocks in bands of rows
+      {40, 48, 46, 40, 3, 2, 1, 40},   // depthwise stride 2, bands, a partial block
       {328, 9, 9, 328, 3, 1, 1, 328},  // depthwise, channel blocks (small planes)
       {96, 28, 28, 96, 5, 2, 2, 96},   // depthwise 5x5 stride 2
       {32, 20, 20, 32, 3, 1, 1, 4},    // grouped

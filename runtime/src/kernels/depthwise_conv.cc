@@ -1,18 +1,25 @@
 // Depthwise convolution (group == C, M = C * multiplier).
 //
-// The phase-plane path (what plans reserve a workspace for): per channel and
-// block of output rows, the padded input rows the block reads are split into
-// sh x sw phase planes (even/odd rows and columns for stride 2), so that
-// every tap becomes one contiguous multiply-add over the whole block, the
-// block's rows laid end to end; a kernel row of 3, 5 or 7 taps is one pass.
-// The padding is zeros in the planes, so no tap has a border case, and the
-// loops run through the run-time ISA dispatch (gemm/depthwise_isa.inc) at
-// the vector width of the CPU even on 7x7 planes, whose rows are too short
-// to vectorize one at a time. Blocks are sized to kDwBlockFloats (L1).
-// Planes of at most kDwChannelPlane outputs take the channel-block path
-// instead: kDwLanes channels interleaved channel-last in the workspace, one
-// vector multiply-add across channels per tap (gemm/depthwise_isa.inc).
+// With the workspace plans reserve, one of two paths, chosen by shape:
 //
+// The channel-block path (every strided layer, planes up to kDwChannelPlane
+// outputs): kDwLanes output channels at once, a local NCHWc inside the
+// kernel. Per band of output rows, the padded input rows the band reads are
+// packed channel-last ([row][col][16], 8x8 register transposes with AVX2),
+// every tap is one full-width vector multiply-add across the 16 channels
+// (strided taps read whole vectors too), and the band's outputs go back to
+// the channels' NCHW planes, clamped (gemm/depthwise_isa.inc).
+//
+//   workspace: [ band input: cin x wp x 16 ][ weights: taps x 16 ][ bias: 16 ]
+//              [ band outputs: crows x ow x 16 ]
+//
+// The phase-plane path (unit-stride planes larger than that): per channel
+// and block of output rows, the padded input rows the block reads are split
+// into sh x sw phase planes, so that every tap becomes one contiguous
+// multiply-add over the whole block, the block's rows laid end to end; a
+// kernel row of 3, 5 or 7 taps is one pass. The padding is zeros in the
+// planes, so no tap has a border case. Blocks are sized to kDwBlockFloats
+// (L1).
 //   workspace: [ sh * sw phase planes: hq x wq ][ accumulators: rows x wq ]
 //              [ with stride: one padded row, wq * sw ]
 //
@@ -107,6 +114,23 @@ void Row3x3Any(const Window2d& g, const float* x, const float* w, float bias, in
 // Floats per block the phase-plane path aims at (16 KiB: an L1 share).
 constexpr int64_t kDwBlockFloats = 4096;
 
+// Floats a channel-block band aims at (128 KiB: an L2 share).
+constexpr int64_t kDwBandFloats = 8 * kDwBlockFloats;
+
+// The channel-block path's bands: the whole plane when it fits (the padded
+// input whole), else as many output rows as fit kDwBandFloats.
+void ChannelBands(DwPlane* p) {
+  p->crows = p->oh;
+  p->cin = p->hp;
+  if (DepthwiseChannelFloats(*p) <= kDwBandFloats) return;
+  const int64_t reach = (p->kh - 1) * p->dh + 1;  // input rows one output row reads
+  const int64_t per_row = (p->sh * p->wp + p->ow) * kDwLanes;
+  const int64_t fixed = ((reach - p->sh) * p->wp + p->kh * p->kw + 1) * kDwLanes;
+  const int64_t fit = (kDwBandFloats - fixed) / per_row;
+  p->crows = fit < 1 ? 1 : (fit > p->oh ? p->oh : fit);
+  p->cin = (p->crows - 1) * p->sh + reach;
+}
+
 DwPlane PlaneGeometry(const ConvGeom& cg, const Clamp& clamp) {
   const Window2d& g = cg.win;
   DwPlane p{};
@@ -130,21 +154,24 @@ DwPlane PlaneGeometry(const ConvGeom& cg, const Clamp& clamp) {
   p.hq = p.rows + extra;
   p.hp = g.h + g.pt + g.pb;
   p.wp = g.w + g.pl + g.pr;
+  ChannelBands(&p);
   p.clamp = clamp.enabled;
   p.lo = clamp.lo;
   p.hi = clamp.hi;
   return p;
 }
 
-// Small planes take the channel-block path: a plane of at most
-// kDwChannelPlane outputs leaves the phase planes' flat loops a few vectors
-// per tap, while the channel block's is always full (MobileNet's and
-// EfficientNet's 7x7 stages; at 14x14 the phase planes are as fast). The choice depends on the
-// shapes only, as the workspace the planner reserves must.
-constexpr int64_t kDwChannelPlane = 100;
+// The channel-block path wins on every stride-2 layer and every plane up to
+// 56x56 (its packing costs two 8x8 transposes per 64 floats; the phase
+// planes' cost per output grows as the rows shrink and halves their useful
+// work with stride); the phase planes keep unit-stride planes larger than
+// kDwChannelPlane outputs (MobileNet's 112x112 stage), whose long flat rows
+// they run at full vector width without a transpose. The choice depends on
+// the shapes only, as the workspace the planner reserves must.
+constexpr int64_t kDwChannelPlane = 56 * 56;
 
 bool UsesChannelBlocks(const DwPlane& p) {
-  return p.oh * p.ow <= kDwChannelPlane && DepthwiseChannelFloats(p) <= 4 * kDwBlockFloats;
+  return p.sh > 1 || p.sw > 1 || p.oh * p.ow <= kDwChannelPlane;
 }
 
 }  // namespace

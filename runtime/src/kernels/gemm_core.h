@@ -153,6 +153,8 @@ struct DwPlane {
   int64_t wq;      // phase plane width: ceil((w + pl + pr) / sw)
   int64_t hq;      // phase plane rows per block (with one slack row)
   int64_t hp, wp;  // padded input plane
+  int64_t crows;   // channel-block path: output rows per band
+  int64_t cin;     // channel-block path: padded input rows a band reads
   bool clamp;
   float lo, hi;
 };
@@ -160,10 +162,11 @@ struct DwPlane {
 // Output channels a channel block holds (the lanes of one AVX-512 vector).
 inline constexpr int64_t kDwLanes = 16;
 
-// Floats of workspace the channel-block path needs: the padded input of
-// kDwLanes channels interleaved, their weights and biases, their outputs.
+// Floats of workspace the channel-block path needs: a band's padded input
+// rows of kDwLanes channels interleaved, their weights and biases, the
+// band's outputs.
 inline int64_t DepthwiseChannelFloats(const DwPlane& g) {
-  return (g.hp * g.wp + g.kh * g.kw + 1 + g.oh * g.ow) * kDwLanes;
+  return (g.cin * g.wp + g.kh * g.kw + 1 + g.crows * g.ow) * kDwLanes;
 }
 
 // One group of a convolution's input seen as the implicit im2col matrix
