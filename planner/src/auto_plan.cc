@@ -576,8 +576,8 @@ Result<NodeWork> ProgramWork(const Program& p) {
     work.macs[n] = NodeMacs(*plan, static_cast<uint32_t>(k));
     work.bytes[n] = NodeBytes(*plan, static_cast<uint32_t>(k));
     for (int t : c.workspace[n]) work.workspace_bytes[n] += c.graph.tensors[t].bytes();
-    // One thread's share: PlanWorkspace scales it again for the node's queue.
-    work.workspace_bytes[n] /= c.QueueThreads(c.node_queue[static_cast<size_t>(n)]);
+    // One thread's share: PlanWorkspace scales it again for the node.
+    work.workspace_bytes[n] /= c.NodeThreads(n);
   }
   return work;
 }

@@ -9,6 +9,14 @@ uint32_t Program::QueueThreads(int q) const {
   return target.devices[static_cast<size_t>(info.device)].threads;
 }
 
+uint32_t Program::NodeThreads(int n) const {
+  const int q = node_queue[static_cast<size_t>(n)];
+  const uint32_t threads = QueueThreads(q);
+  if (threads <= 1) return 1;
+  const QueueInfo& info = queues[static_cast<size_t>(q)];
+  return target.devices[static_cast<size_t>(info.device)].ThreadsFor(graph.nodes[n].op);
+}
+
 int Program::QueueOfDevice(int device) const { return device; }
 
 int Program::NumCopies() const {

@@ -131,15 +131,6 @@ Result<size_t> NodeWorkspaceBytes(const schema::Plan& plan, const schema::Node& 
   return postprocess > 0 ? postprocess : WorkspaceBytes(call);
 }
 
-// Threads node n runs on: its queue's Queue.threads when its op's kernels
-// split a node (TargetDevice::ThreadsFor), else 1.
-uint32_t NodeThreads(const Program& p, int n) {
-  const uint32_t threads = p.QueueThreads(p.node_queue[static_cast<size_t>(n)]);
-  if (threads <= 1) return 1;
-  const QueueInfo& q = p.queues[static_cast<size_t>(p.node_queue[static_cast<size_t>(n)])];
-  return p.target.devices[static_cast<size_t>(q.device)].ThreadsFor(p.graph.nodes[n].op);
-}
-
 // Node n's workspace tensor of `bytes`, in its queue's first domain.
 void AddWorkspace(Program* p, int n, size_t bytes) {
   Tensor ws;
@@ -615,7 +606,7 @@ Check PlanWorkspace(Program* p, const std::vector<uint64_t>* known_bytes) {
     // copies (the nodes past known_bytes) need none.
     for (int n : p->order) {
       const size_t need = static_cast<size_t>(n) < known_bytes->size() ? (*known_bytes)[n] : 0;
-      if (need > 0) AddWorkspace(p, n, ParallelWorkspaceBytes(need, NodeThreads(*p, n)));
+      if (need > 0) AddWorkspace(p, n, ParallelWorkspaceBytes(need, p->NodeThreads(n)));
     }
     return {};
   }
@@ -628,7 +619,7 @@ Check PlanWorkspace(Program* p, const std::vector<uint64_t>* known_bytes) {
     BATON_ASSIGN_OR_RETURN(size_t need, NodeWorkspaceBytes(*plan, *plan->nodes()->Get(k)));
     if (need == 0) continue;
     // A node on a CPU queue with threads > 1 gets one slice per thread.
-    AddWorkspace(p, p->order[k], ParallelWorkspaceBytes(need, NodeThreads(*p, p->order[k])));
+    AddWorkspace(p, p->order[k], ParallelWorkspaceBytes(need, p->NodeThreads(p->order[k])));
   }
   return {};
 }

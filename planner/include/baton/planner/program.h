@@ -130,6 +130,10 @@ struct Program {
   int QueueOfDevice(int device) const;  // devices' queues share their index
   // Queue.threads of queue q: its CPU device's "threads", else 1.
   uint32_t QueueThreads(int q) const;
+  // Threads node n runs on: its queue's QueueThreads when its op's kernels
+  // split a node (TargetDevice::ThreadsFor), else 1. Its workspace tensor
+  // holds this many slices (memory.cc).
+  uint32_t NodeThreads(int n) const;
   int NumCopies() const;
 };
 
