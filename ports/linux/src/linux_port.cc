@@ -91,7 +91,11 @@ void LinuxPort::QueueThread(uint32_t queue) {
 void LinuxPort::Notify() {
   events_.fetch_add(1, std::memory_order_acq_rel);
   if (sleepers_.load(std::memory_order_acquire) != 0) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    // Taking and releasing the mutex orders this event before a sleeper's
+    // check or after its wait has begun (no lost wake-up); notifying after
+    // the release lets the woken thread take the mutex at once instead of
+    // blocking on it again.
+    { std::lock_guard<std::mutex> lock(mutex_); }
     cv_.notify_all();
   }
 }
