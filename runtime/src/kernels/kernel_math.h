@@ -1,7 +1,7 @@
 #pragma once
 // Branch-free float math the kernels' loops vectorize (GCC, no intrinsics):
-// exp of a non-positive argument, and sigmoid and tanh built on it. A file
-// whose loops use them is built with -fno-trapping-math (runtime/
+// exp of a non-positive or of a clamped argument, and sigmoid, Swish and tanh
+// built on them. A file whose loops use them is built with -fno-trapping-math (runtime/
 // CMakeLists.txt), so that the float selects if-convert. Internal to
 // baton_kernels. The functions have internal linkage (static), so the per-ISA
 // units (gemm/gemm_isa.inc) include this file too: each keeps its own copy,
@@ -48,11 +48,74 @@ static inline float ExpNonPositive(float in) {
   return nan ? in : (tiny ? 0.0f : y * scale);
 }
 
-// 1 / (1 + exp(-x)) from exp(-|x|): no overflow, a NaN stays NaN.
-static inline float SigmoidF(float x) {
-  const float e = ExpNonPositive(x < 0.0f ? x : -x);
-  const float s = 1.0f / (1.0f + e);
-  return x >= 0.0f ? s : e * s;
+// exp(t) for t already in [-80, 87]: ExpNonPositive's polynomial without its
+// selects. Every result is a normal float (exp(-80) = 1.8e-35, exp(87) =
+// 6.1e37), so 1 + e and 1 / (1 + e) are too.
+static inline float ExpInRange(float t) {
+  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = t - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof(scale));
+  return y * scale;
+}
+
+// Floats SigmoidRow and SwishRow clamp at a time (on the stack).
+constexpr int64_t kExpChunk = 64;
+
+// t[j] = -x[j] clamped to [-80, 87], a NaN to 87 (so that ExpInRange's
+// conversion to int stays defined), for j < n <= kExpChunk. Its own loop on
+// purpose: written inline before the exp, GCC threads the clamp's branches,
+// folds exp(87) and exp(-80) to constants and blends them in afterwards, so
+// the vector exp runs on the unclamped lanes, whose garbage (denormals) cost
+// microcode assists: efficientnet_b0 on AVX2 took 20 ms instead of 13.
+static inline void NegClamped(const float* x, float* t, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = -x[j];
+    const float c = v < 87.0f ? v : 87.0f;
+    t[j] = c > -80.0f ? c : -80.0f;
+  }
+}
+
+// y[j] = 1 / (1 + exp(-x[j])) for j < n, about 1.2e-7 relative; a NaN stays
+// NaN. y may be x. One exp and one division, no select by sign: 1.4-1.6x
+// the throughput of the earlier exp(-|x|) form (AVX-512 and AVX2, 94,080 floats in cache).
+static inline void SigmoidRow(const float* x, float* y, int64_t n) {
+  float t[kExpChunk];
+  for (int64_t j0 = 0; j0 < n; j0 += kExpChunk) {
+    const int64_t m = n - j0 < kExpChunk ? n - j0 : kExpChunk;
+    NegClamped(x + j0, t, m);
+    for (int64_t j = 0; j < m; ++j) {
+      const float v = x[j0 + j];
+      const float s = 1.0f / (1.0f + ExpInRange(t[j]));
+      y[j0 + j] = v != v ? v : s;
+    }
+  }
+}
+
+// y[j] = x[j] * sigmoid(x[j]) (Swish, SiLU) as x / (1 + exp(-x)), about
+// 1.5e-7 relative; y may be x. Below -87 the clamped exp would make it
+// x / 6.1e37 (wrong for huge |x|), so it is x * 0 there: -0, or NaN for -inf
+// (as x * sigmoid(x) gives).
+static inline void SwishRow(const float* x, float* y, int64_t n) {
+  float t[kExpChunk];
+  for (int64_t j0 = 0; j0 < n; j0 += kExpChunk) {
+    const int64_t m = n - j0 < kExpChunk ? n - j0 : kExpChunk;
+    NegClamped(x + j0, t, m);
+    for (int64_t j = 0; j < m; ++j) {
+      const float v = x[j0 + j];
+      const float s = v / (1.0f + ExpInRange(t[j]));
+      y[j0 + j] = v >= -87.0f ? s : v * 0.0f;
+    }
+  }
 }
 
 // tanh, Cephes' tanhf: an odd polynomial below |x| = 0.625 (no cancellation

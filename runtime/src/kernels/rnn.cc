@@ -146,9 +146,7 @@ size_t LstmWorkspaceBytes(const KernelCall& call) { return RnnWorkspaceBytes(cal
 size_t GruWorkspaceBytes(const KernelCall& call) { return RnnWorkspaceBytes(call, false); }
 
 // In place over n floats; vectorized (kernel_math.h, -fno-trapping-math).
-void SigmoidInPlace(float* v, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) v[j] = SigmoidF(v[j]);
-}
+void SigmoidInPlace(float* v, int64_t n) { SigmoidRow(v, v, n); }
 void TanhInPlace(float* v, int64_t n) {
   for (int64_t j = 0; j < n; ++j) v[j] = TanhF(v[j]);
 }
