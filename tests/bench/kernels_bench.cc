@@ -223,6 +223,13 @@ BENCHMARK_CAPTURE(RunMaxPool, s2_128x55x55, 128, 55, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, s2_256x27x27, 256, 27, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
+// googlenet's strided pools on small planes (maxpool2-4).
+BENCHMARK_CAPTURE(RunMaxPool, s2_192x56x56, 192, 56, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_480x28x28, 480, 28, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_832x14x14, 832, 14, 3, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Sigmoid_1204224, schema::Op::Sigmoid, 96 * 112 * 112)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Swish_1204224, schema::Op::Swish, 96 * 112 * 112)

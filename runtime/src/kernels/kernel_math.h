@@ -75,8 +75,9 @@ constexpr int64_t kExpChunk = 64;
 // conversion to int stays defined), for j < n <= kExpChunk. Its own loop on
 // purpose: written inline before the exp, GCC threads the clamp's branches,
 // folds exp(87) and exp(-80) to constants and blends them in afterwards, so
-// the vector exp runs on the unclamped lanes, whose garbage (denormals) cost
-// microcode assists: efficientnet_b0 on AVX2 took 20 ms instead of 13.
+// the vector exp runs on the unclamped lanes: efficientnet_b0 on AVX2 took
+// 20 ms instead of 13 (denormal intermediates in those lanes are the likely
+// cause; not proven).
 static inline void NegClamped(const float* x, float* t, int64_t n) {
   for (int64_t j = 0; j < n; ++j) {
     const float v = -x[j];
