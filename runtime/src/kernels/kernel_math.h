@@ -21,36 +21,13 @@
 namespace baton {
 namespace kernels {
 
-// exp(x) for x <= 0 (x - max), Cephes' expf: x = n ln2 + r, |r| <= ln2/2,
-// exp(r) by a degree-6 polynomial (~1 ulp), times 2^n built in the exponent
-// bits. Below -87.3 the result is 0 (exp underflows to denormals there).
+// exp(t) for t in [-87.3, 88] (no NaN: converting it to int would be
+// undefined), Cephes' expf: t = n ln2 + r, |r| <= ln2/2, exp(r) by a
+// degree-6 polynomial (~1 ulp), times 2^n built in the exponent bits.
 // Round-to-nearest by the 1.5 * 2^23 trick, which needs no libm call and
-// survives without -ffast-math.
-// A NaN (a NaN input, or inf - inf when a softmax row holds +inf) is returned
-// as is: converting it to int below would be undefined (the fuzzer found it).
-static inline float ExpNonPositive(float in) {
-  const bool nan = in != in;
-  const bool tiny = in < -87.3f;
-  const float x = (tiny || nan) ? -87.3f : in;
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof(scale));
-  return nan ? in : (tiny ? 0.0f : y * scale);
-}
-
-// exp(t) for t already in [-80, 87]: ExpNonPositive's polynomial without its
-// selects. Every result is a normal float (exp(-80) = 1.8e-35, exp(87) =
-// 6.1e37), so 1 + e and 1 / (1 + e) are too.
+// survives without -ffast-math. Results for t in [-80, 87] (what the
+// sigmoid rows clamp to) are normal floats: exp(-80) = 1.8e-35, exp(87) =
+// 6.1e37, so 1 + e and 1 / (1 + e) are too.
 static inline float ExpInRange(float t) {
   const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = t - n * 0.693359375f;
@@ -66,6 +43,17 @@ static inline float ExpInRange(float t) {
   float scale;
   memcpy(&scale, &bits, sizeof(scale));
   return y * scale;
+}
+
+// exp(x) for x <= 0 (x - max). Below -87.3 the result is 0 (exp underflows to
+// denormals there). A NaN (a NaN input, or inf - inf when a softmax row holds
+// +inf) is returned as is, without reaching ExpInRange's conversion to int
+// (the fuzzer found it).
+static inline float ExpNonPositive(float in) {
+  const bool nan = in != in;
+  const bool tiny = in < -87.3f;
+  const float e = ExpInRange((tiny || nan) ? -87.3f : in);
+  return nan ? in : (tiny ? 0.0f : e);
 }
 
 // Floats SigmoidRow and SwishRow clamp at a time (on the stack).
@@ -86,20 +74,27 @@ static inline void NegClamped(const float* x, float* t, int64_t n) {
   }
 }
 
-// y[j] = 1 / (1 + exp(-x[j])) for j < n, about 1.2e-7 relative; a NaN stays
-// NaN. y may be x. One exp and one division, no select by sign: 1.4-1.6x
-// the throughput of the earlier exp(-|x|) form (AVX-512 and AVX2, 94,080 floats in cache).
-static inline void SigmoidRow(const float* x, float* y, int64_t n) {
+// y[j] = f(x[j], exp(-x[j]) with -x[j] clamped as NegClamped does) for
+// j < n, in chunks of kExpChunk; y may be x.
+template <typename F>
+inline void ExpNegRow(const float* x, float* y, int64_t n, F f) {
   float t[kExpChunk];
   for (int64_t j0 = 0; j0 < n; j0 += kExpChunk) {
     const int64_t m = n - j0 < kExpChunk ? n - j0 : kExpChunk;
     NegClamped(x + j0, t, m);
-    for (int64_t j = 0; j < m; ++j) {
-      const float v = x[j0 + j];
-      const float s = 1.0f / (1.0f + ExpInRange(t[j]));
-      y[j0 + j] = v != v ? v : s;
-    }
+    for (int64_t j = 0; j < m; ++j) y[j0 + j] = f(x[j0 + j], ExpInRange(t[j]));
   }
+}
+
+// y[j] = 1 / (1 + exp(-x[j])) for j < n, about 1.2e-7 relative; a NaN stays
+// NaN. y may be x. One exp and one division, no select by sign: 1.4-1.6x
+// the throughput of the earlier exp(-|x|) form (AVX-512 and AVX2, 94,080
+// floats in cache).
+static inline void SigmoidRow(const float* x, float* y, int64_t n) {
+  ExpNegRow(x, y, n, [](float v, float e) {
+    const float s = 1.0f / (1.0f + e);
+    return v != v ? v : s;
+  });
 }
 
 // y[j] = x[j] * sigmoid(x[j]) (Swish, SiLU) as x / (1 + exp(-x)), about
@@ -107,16 +102,10 @@ static inline void SigmoidRow(const float* x, float* y, int64_t n) {
 // x / 6.1e37 (wrong for huge |x|), so it is x * 0 there: -0, or NaN for -inf
 // (as x * sigmoid(x) gives).
 static inline void SwishRow(const float* x, float* y, int64_t n) {
-  float t[kExpChunk];
-  for (int64_t j0 = 0; j0 < n; j0 += kExpChunk) {
-    const int64_t m = n - j0 < kExpChunk ? n - j0 : kExpChunk;
-    NegClamped(x + j0, t, m);
-    for (int64_t j = 0; j < m; ++j) {
-      const float v = x[j0 + j];
-      const float s = v / (1.0f + ExpInRange(t[j]));
-      y[j0 + j] = v >= -87.0f ? s : v * 0.0f;
-    }
-  }
+  ExpNegRow(x, y, n, [](float v, float e) {
+    const float s = v / (1.0f + e);
+    return v >= -87.0f ? s : v * 0.0f;
+  });
 }
 
 // tanh, Cephes' tanhf: an odd polynomial below |x| = 0.625 (no cancellation
