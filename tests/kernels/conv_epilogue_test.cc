@@ -204,6 +204,10 @@ const ConvCase kConvCases[] = {
     {"dw_bands", 1, 20, 40, 38, 20, 3, 1, 1, 20, true, -1},
     {"dw_bands_s2", 2, 17, 50, 47, 17, 3, 2, 1, 17, false, -1},
     {"dw_bands_5x5_s2", 1, 18, 58, 57, 18, 5, 2, 2, 18, true, -1},
+    // Channel blocks whose packing runs 8 x 8 blocks across row ends: rows of
+    // 13 and of 3 floats (a block spans up to three rows, the tail two).
+    {"dw_bands_w13_5x5", 1, 17, 11, 13, 17, 5, 1, 2, 17, true, -1},
+    {"dw_bands_w3", 1, 16, 9, 3, 16, 3, 1, 1, 16, false, -1},
     {"dw_rows", 1, 5, 9, 10, 5, 3, 2, 1, 5, false, 0},
     {"dw_mult2_5x5", 1, 3, 12, 12, 6, 5, 1, 2, 3, true, -1},
 };
