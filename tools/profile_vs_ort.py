@@ -83,7 +83,7 @@ def baton_profile(tool, plan, inputs, runs, path):
     out = {}
     for e in entries:
         shapes = [i["shape"] for i in e["inputs"]]
-        out[e["node"]] = (op_class(e["op"], shapes), e["median_s"] * 1e3)
+        out[e["node"]] = (op_class(e["op"], shapes), e["median_s"] * 1e3, shape_key(shapes))
     return out
 
 
@@ -102,18 +102,42 @@ def ort_profile(model, inputs, runs, out_dir, path):
         a = e["args"]
         shapes = [list(s.values())[0] for s in a.get("input_type_shape", [])]
         key = e["name"][:-len("_kernel_time")]
-        times.setdefault(key, (op_class(a["op_name"], shapes), []))[1].append(e["dur"] / 1e3)
+        times.setdefault(key, (op_class(a["op_name"], shapes), shape_key(shapes), []))[2].append(
+            e["dur"] / 1e3)
     out = {}
-    for key, (cls, durs) in times.items():
+    for key, (cls, shape, durs) in times.items():
         # The first two runs are run.js's written run and its warm-up.
         timed = durs[2:] if len(durs) > 2 else durs
-        out[key] = (cls, statistics.median(timed))
+        out[key] = (cls, statistics.median(timed), shape)
     return out
+
+
+def shape_key(shapes):
+    """A node's input shapes as text ("1x64x56x56 64x64x3x3"): how --nodes pairs
+    Baton's nodes with ORT's, whose fused nodes carry other names."""
+    return " ".join("x".join(str(d) for d in s) for s in shapes[:2])
+
+
+def pair_nodes(b, o, classes):
+    """Baton's and ORT's nodes of the given classes paired by class and input
+    shapes, in graph order within equal shapes: [(name, cls, shape, baton_ms,
+    ort_ms)]."""
+    queues = {}
+    for cls, ms, shape in o.values():
+        if cls in classes:
+            queues.setdefault((cls, shape), []).append(ms)
+    rows = []
+    for name, (cls, ms, shape) in b.items():
+        if cls not in classes:
+            continue
+        q = queues.get((cls, shape))
+        rows.append((name, cls, shape, ms, q.pop(0) if q else None))
+    return rows
 
 
 def by_class(nodes):
     sums = {}
-    for cls, ms in nodes.values():
+    for cls, ms, _ in nodes.values():
         sums[cls] = sums.get(cls, 0.0) + ms
     return sums
 
@@ -138,7 +162,7 @@ def profile_model(tool, name, out, size, runs, rounds):
             best_b = b
         if best_o is None or sum(v[1] for v in o.values()) < sum(v[1] for v in best_o.values()):
             best_o = o
-    return by_class(best_b), by_class(best_o), len(best_b), len(best_o)
+    return best_b, best_o
 
 
 def main():
@@ -152,6 +176,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--top", type=int, default=8, help="classes per model table")
     ap.add_argument("--json", help="also write the per-class sums here")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="also list this many convolutions (not stems or depthwise) with the "
+                    "largest Baton - ORT excess, paired by input shapes")
     args = ap.parse_args()
     tool = os.path.abspath(args.tool)
     print(bench_vs_torch.cpu_line())
@@ -160,7 +187,8 @@ def main():
           "of %d runs, %dx%d input\n" % (args.rounds, args.runs, args.size, args.size))
     report = {}
     for name in args.models.split(","):
-        b, o, nb, no = profile_model(tool, name, args.out, args.size, args.runs, args.rounds)
+        nodes_b, nodes_o = profile_model(tool, name, args.out, args.size, args.runs, args.rounds)
+        b, o, nb, no = by_class(nodes_b), by_class(nodes_o), len(nodes_b), len(nodes_o)
         tb, to = sum(b.values()), sum(o.values())
         report[name] = {"baton": b, "ort": o}
         print("### %s: Baton %.2f ms (%d nodes), ORT %.2f ms (%d nodes), ratio %.2f\n"
@@ -179,6 +207,16 @@ def main():
                      100 * om / to, bm - om))
             shown += 1
         print()
+        if args.nodes > 0:
+            rows = pair_nodes(nodes_b, nodes_o, ("Conv kxk", "Conv 1x1"))
+            rows.sort(key=lambda r: -(r[3] - (r[4] or 0.0)))
+            print("| node | class | x, w | Baton ms | ORT ms | Baton / ORT | excess ms |")
+            print("|---|---|---|---:|---:|---:|---:|")
+            for name, cls, shape, bm, om in rows[:args.nodes]:
+                print("| %s | %s | %s | %.3f | %s | %s | %s |"
+                      % (name, cls, shape, bm, "%.3f" % om if om else "-",
+                         "%.2f" % (bm / om) if om else "-", "%+.3f" % (bm - om) if om else "-"))
+            print()
         sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
