@@ -27,6 +27,10 @@ Prints one Markdown table per model (ms per inference per class, Baton / ORT,
 each side's share of its total) and the CPU flags. Both sides' totals are
 sums of per-node medians, so they are a little below end-to-end latency
 (bench_vs_torch.py measures that).
+--nodes K also lists the K 1x1 and kxk convolutions with the largest
+Baton - ORT excess, pairing the two sides' nodes by input shapes (ORT renames
+fused nodes), else by shapes with channel counts rounded up to 16 (ORT's
+NCHWc kernels pad them).
 """
 import argparse
 import json
@@ -118,20 +122,45 @@ def shape_key(shapes):
     return " ".join("x".join(str(d) for d in s) for s in shapes[:2])
 
 
+def padded_key(shape):
+    """shape_key with the channel counts rounded up to 16: ORT's NCHWc
+    convolutions pad them (squeezenet's 1000-class 1x1 runs as 1008)."""
+    dims = [[int(d) for d in t.split("x")] for t in shape.split(" ")]
+    if len(dims) == 2 and len(dims[0]) >= 3 and len(dims[1]) >= 3:
+        up = lambda d: (d + 15) // 16 * 16
+        dims[0][1] = up(dims[0][1])
+        dims[1][0] = up(dims[1][0])
+        if dims[1][1] == dims[0][1] or dims[1][1] > 4:  # not grouped
+            dims[1][1] = up(dims[1][1])
+    return " ".join("x".join(str(d) for d in t) for t in dims)
+
+
 def pair_nodes(b, o, classes):
     """Baton's and ORT's nodes of the given classes paired by class and input
-    shapes, in graph order within equal shapes: [(name, cls, shape, baton_ms,
-    ort_ms)]."""
-    queues = {}
-    for cls, ms, shape in o.values():
+    shapes (else shapes with padded channel counts), in graph order within
+    equal shapes: [(name, cls, shape, baton_ms, ort_ms)]."""
+    exact, padded = {}, {}
+    for key, (cls, ms, shape) in o.items():
         if cls in classes:
-            queues.setdefault((cls, shape), []).append(ms)
+            entry = [key, ms]
+            exact.setdefault((cls, shape), []).append(entry)
+            padded.setdefault((cls, padded_key(shape)), []).append(entry)
+    used = set()
+
+    def take(queue):
+        for entry in queue or []:
+            if entry[0] not in used:
+                used.add(entry[0])
+                return entry[1]
+        return None
+
     rows = []
     for name, (cls, ms, shape) in b.items():
-        if cls not in classes:
-            continue
-        q = queues.get((cls, shape))
-        rows.append((name, cls, shape, ms, q.pop(0) if q else None))
+        if cls in classes:
+            rows.append([name, cls, shape, ms, take(exact.get((cls, shape)))])
+    for row in rows:
+        if row[4] is None:
+            row[4] = take(padded.get((row[1], padded_key(row[2]))))
     return rows
 
 
