@@ -27,6 +27,10 @@ Prints one Markdown table per model (ms per inference per class, Baton / ORT,
 each side's share of its total) and the CPU flags. Both sides' totals are
 sums of per-node medians, so they are a little below end-to-end latency
 (bench_vs_torch.py measures that).
+--nodes K also lists the K 1x1 and kxk convolutions with the largest
+Baton - ORT excess, pairing the two sides' nodes by input shapes (ORT renames
+fused nodes), else by shapes with channel counts rounded up to 16 (ORT's
+NCHWc kernels pad them).
 """
 import argparse
 import json
@@ -83,7 +87,7 @@ def baton_profile(tool, plan, inputs, runs, path):
     out = {}
     for e in entries:
         shapes = [i["shape"] for i in e["inputs"]]
-        out[e["node"]] = (op_class(e["op"], shapes), e["median_s"] * 1e3)
+        out[e["node"]] = (op_class(e["op"], shapes), e["median_s"] * 1e3, shape_key(shapes))
     return out
 
 
@@ -102,18 +106,67 @@ def ort_profile(model, inputs, runs, out_dir, path):
         a = e["args"]
         shapes = [list(s.values())[0] for s in a.get("input_type_shape", [])]
         key = e["name"][:-len("_kernel_time")]
-        times.setdefault(key, (op_class(a["op_name"], shapes), []))[1].append(e["dur"] / 1e3)
+        times.setdefault(key, (op_class(a["op_name"], shapes), shape_key(shapes), []))[2].append(
+            e["dur"] / 1e3)
     out = {}
-    for key, (cls, durs) in times.items():
+    for key, (cls, shape, durs) in times.items():
         # The first two runs are run.js's written run and its warm-up.
         timed = durs[2:] if len(durs) > 2 else durs
-        out[key] = (cls, statistics.median(timed))
+        out[key] = (cls, statistics.median(timed), shape)
     return out
+
+
+def shape_key(shapes):
+    """A node's input shapes as text ("1x64x56x56 64x64x3x3"): how --nodes pairs
+    Baton's nodes with ORT's, whose fused nodes carry other names."""
+    return " ".join("x".join(str(d) for d in s) for s in shapes[:2])
+
+
+def padded_key(shape):
+    """shape_key with the channel counts rounded up to 16: ORT's NCHWc
+    convolutions pad them (squeezenet's 1000-class 1x1 runs as 1008)."""
+    dims = [[int(d) for d in t.split("x")] for t in shape.split(" ")]
+    if len(dims) == 2 and len(dims[0]) >= 3 and len(dims[1]) >= 3:
+        up = lambda d: (d + 15) // 16 * 16
+        dims[0][1] = up(dims[0][1])
+        dims[1][0] = up(dims[1][0])
+        if dims[1][1] == dims[0][1] or dims[1][1] > 4:  # not grouped
+            dims[1][1] = up(dims[1][1])
+    return " ".join("x".join(str(d) for d in t) for t in dims)
+
+
+def pair_nodes(b, o, classes):
+    """Baton's and ORT's nodes of the given classes paired by class and input
+    shapes (else shapes with padded channel counts), in graph order within
+    equal shapes: [(name, cls, shape, baton_ms, ort_ms)]."""
+    exact, padded = {}, {}
+    for key, (cls, ms, shape) in o.items():
+        if cls in classes:
+            entry = [key, ms]
+            exact.setdefault((cls, shape), []).append(entry)
+            padded.setdefault((cls, padded_key(shape)), []).append(entry)
+    used = set()
+
+    def take(queue):
+        for entry in queue or []:
+            if entry[0] not in used:
+                used.add(entry[0])
+                return entry[1]
+        return None
+
+    rows = []
+    for name, (cls, ms, shape) in b.items():
+        if cls in classes:
+            rows.append([name, cls, shape, ms, take(exact.get((cls, shape)))])
+    for row in rows:
+        if row[4] is None:
+            row[4] = take(padded.get((row[1], padded_key(row[2]))))
+    return rows
 
 
 def by_class(nodes):
     sums = {}
-    for cls, ms in nodes.values():
+    for cls, ms, _ in nodes.values():
         sums[cls] = sums.get(cls, 0.0) + ms
     return sums
 
@@ -138,7 +191,7 @@ def profile_model(tool, name, out, size, runs, rounds):
             best_b = b
         if best_o is None or sum(v[1] for v in o.values()) < sum(v[1] for v in best_o.values()):
             best_o = o
-    return by_class(best_b), by_class(best_o), len(best_b), len(best_o)
+    return best_b, best_o
 
 
 def main():
@@ -152,6 +205,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--top", type=int, default=8, help="classes per model table")
     ap.add_argument("--json", help="also write the per-class sums here")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="also list this many convolutions (not stems or depthwise) with the "
+                    "largest Baton - ORT excess, paired by input shapes")
     args = ap.parse_args()
     tool = os.path.abspath(args.tool)
     print(bench_vs_torch.cpu_line())
@@ -160,7 +216,8 @@ def main():
           "of %d runs, %dx%d input\n" % (args.rounds, args.runs, args.size, args.size))
     report = {}
     for name in args.models.split(","):
-        b, o, nb, no = profile_model(tool, name, args.out, args.size, args.runs, args.rounds)
+        nodes_b, nodes_o = profile_model(tool, name, args.out, args.size, args.runs, args.rounds)
+        b, o, nb, no = by_class(nodes_b), by_class(nodes_o), len(nodes_b), len(nodes_o)
         tb, to = sum(b.values()), sum(o.values())
         report[name] = {"baton": b, "ort": o}
         print("### %s: Baton %.2f ms (%d nodes), ORT %.2f ms (%d nodes), ratio %.2f\n"
@@ -179,6 +236,16 @@ def main():
                      100 * om / to, bm - om))
             shown += 1
         print()
+        if args.nodes > 0:
+            rows = pair_nodes(nodes_b, nodes_o, ("Conv kxk", "Conv 1x1"))
+            rows.sort(key=lambda r: -(r[3] - (r[4] or 0.0)))
+            print("| node | class | x, w | Baton ms | ORT ms | Baton / ORT | excess ms |")
+            print("|---|---|---|---:|---:|---:|---:|")
+            for name, cls, shape, bm, om in rows[:args.nodes]:
+                print("| %s | %s | %s | %.3f | %s | %s | %s |"
+                      % (name, cls, shape, bm, "%.3f" % om if om else "-",
+                         "%.2f" % (bm / om) if om else "-", "%+.3f" % (bm - om) if om else "-"))
+            print()
         sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:

@@ -469,6 +469,38 @@ void RegisterPerIsa() {
           })
           ->Unit(benchmark::kMicrosecond);
     }
+    // The im2col + GEMM layers with the largest excess over ONNX Runtime
+    // (tools/profile_vs_ort.py --nodes): 3x3 layers on planes too small for
+    // Winograd (14x14, 13x13, 7x7: n = 196, 169, 49), few input channels
+    // (squeezenet's expand layers, googlenet's branch3), and stride 2.
+    static const struct {
+      const char* name;
+      ConvSpec spec;
+    } kIm2col[] = {
+        {"Conv3x3_256x14x14", {256, 14, 14, 256, 3, 1, 1, false}},
+        {"Conv3x3_512x7x7", {512, 7, 7, 512, 3, 1, 1, false}},
+        {"Conv3x3_160to320_14x14", {160, 14, 14, 320, 3, 1, 1, true}},
+        {"Conv3x3_96to208_14x14", {96, 14, 14, 208, 3, 1, 1, true}},
+        {"Conv3x3_192to384_7x7", {192, 7, 7, 384, 3, 1, 1, true}},
+        {"Conv3x3_32to128_14x14", {32, 14, 14, 128, 3, 1, 1, true}},
+        {"Conv3x3_16to32_28x28", {16, 28, 28, 32, 3, 1, 1, true}},
+        {"Conv3x3_16to64_55x55", {16, 55, 55, 64, 3, 1, 1, true}},
+        {"Conv3x3_32to128_27x27", {32, 27, 27, 128, 3, 1, 1, true}},
+        {"Conv3x3_48to192_13x13", {48, 13, 13, 192, 3, 1, 1, true}},
+        {"Conv3x3_64to256_13x13", {64, 13, 13, 256, 3, 1, 1, true}},
+        {"Conv3x3s2_64to128_56x56", {64, 56, 56, 128, 3, 2, 1, true}},
+        {"Conv3x3s2_128to256_28x28", {128, 28, 28, 256, 3, 2, 1, true}},
+        {"Conv3x3s2_256to512_14x14", {256, 14, 14, 512, 3, 2, 1, true}},
+    };
+    for (const auto& layer : kIm2col) {
+      const ConvSpec spec = layer.spec;
+      benchmark::RegisterBenchmark((std::string("RunConv/Im2col/") + layer.name + suffix).c_str(),
+                                   [isa, spec](benchmark::State& st) {
+                                     WithIsa(st, isa,
+                                             [spec](benchmark::State& s) { RunConv(s, spec); });
+                                   })
+          ->Unit(benchmark::kMicrosecond);
+    }
     const struct {
       const char* name;
       Net (*make)();

@@ -196,6 +196,12 @@ const ConvCase kConvCases[] = {
     {"stem_3x3_s2_nopad", 2, 3, 23, 35, 32, 3, 2, 0, 1, true, -1},
     {"im2col_s3", 1, 2, 14, 17, 5, 3, 3, 1, 1, true, -1},
     {"grouped", 1, 8, 6, 7, 12, 3, 1, 1, 2, true, -1},
+    // k = 9 * 31 = 279 packs in k blocks of 140 and 139 rows, so the second
+    // starts mid-channel (tap 5 of 9), and 25 * 13 = 325 in blocks of 163
+    // (tap 13 of 25): the packer's per-tap runs over part of a channel.
+    // 14x14 and 7x8 outputs: narrow last column panels.
+    {"im2col_k_split", 1, 31, 14, 14, 20, 3, 1, 1, 1, true, -1},
+    {"im2col_5x5_s2_k_split", 1, 13, 14, 16, 14, 5, 2, 2, 1, true, -1},
     {"winograd", 1, 64, 15, 15, 64, 3, 1, 1, 1, true, -1},
     {"dw_planes", 1, 3, 60, 58, 3, 3, 1, 1, 3, true, -1},
     {"dw_channels_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},

@@ -128,7 +128,12 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             // 8-row kernels (AVX-512), n = 49 and 70 (a
                             // full and a shifted column tile), two k blocks.
                             {52, 49, 300, 1.0f, true, true},
-                            {44, 70, 40, 1.0f, true, false}};
+                            {44, 70, 40, 1.0f, true, false},
+                            // Last columns as dot products (GemmPacked's
+                            // DotTail): n % 32 and n % 24 = 1 in a column
+                            // split, 2 in a row split.
+                            {40, 289, 300, 1.0f, true, true},
+                            {60, 50, 300, 1.0f, true, false}};
   for (KernelIsa isa : Isas()) {
     ASSERT_TRUE(SelectKernelIsa(isa));
     for (const GemmCase& g : cases) {
