@@ -54,12 +54,24 @@ constexpr int64_t kMinBlock = 32;
 // expand layers, resnet18's 7x7 and 14x14 stages lose).
 constexpr int64_t kMinTiles = 64;
 constexpr int64_t kMinChannels = 64;
+// U larger than this (floats: 1 MiB) is not transformed whole: with one
+// tile block (small planes with many channels, resnet18's 256 channels at
+// 14x14) the output channels go in blocks of mb rows, each transforming its
+// own part of U (at most kUBlockFloats, 512 KiB, so that it stays in cache
+// for its 16 GEMMs) right before using it. Such layers then qualify from
+// kMinBlock tiles on.
+constexpr int64_t kSharedUFloats = 256 * 1024;
+constexpr int64_t kUBlockFloats = 128 * 1024;
+// mb is a multiple of every tile's rows (12, 4, 6).
+constexpr int64_t kRowUnit = 12;
 
 struct Plan {
   int64_t tiles_y = 0, tiles_x = 0, tiles = 0;
   int64_t full = 0;              // blocks of kTileBlock tiles
   int64_t tail0 = 0, tail1 = 0;  // then blocks of these many (0: none)
   int64_t tb = 0;                // the widest block
+  bool blocked = false;          // U per block of mb output channels
+  int64_t mb = 0;                // output channels per block (m when not blocked)
 
   int64_t Blocks() const { return full + (tail0 > 0 ? 1 : 0) + (tail1 > 0 ? 1 : 0); }
   // First tile and width of block b.
@@ -80,9 +92,9 @@ struct Plan {
   // their size: planes a multiple of 4 KiB apart (64 channels x 96 tiles)
   // would put the output transform's 16 streams in one L1 set.
   int64_t VPlane(const ConvGeom& g) const { return RoundUp(g.win.c * tb, 16) + 16; }
-  int64_t MPlane(const ConvGeom& g) const { return RoundUp(g.m * tb, 16) + 16; }
+  int64_t MPlane(const ConvGeom&) const { return RoundUp(mb * tb, 16) + 16; }
   // Workspace offsets (floats) of V, M and the scratch rows, and the total.
-  int64_t VOffset(const ConvGeom& g) const { return RoundUp(kFreqs * g.m * g.win.c, 16); }
+  int64_t VOffset(const ConvGeom& g) const { return RoundUp(kFreqs * mb * g.win.c, 16); }
   int64_t MOffset(const ConvGeom& g) const { return VOffset(g) + kFreqs * VPlane(g); }
   int64_t RowsOffset(const ConvGeom& g) const { return MOffset(g) + kFreqs * MPlane(g); }
   int64_t Floats(const ConvGeom& g) const { return RowsOffset(g) + WinoScratchFloats(tb); }
@@ -101,7 +113,7 @@ bool MakePlan(const ConvGeom& g, Plan* out) {
   p.tiles_y = (w.oh + 1) / 2;
   p.tiles_x = (w.ow + 1) / 2;
   p.tiles = p.tiles_y * p.tiles_x;
-  if (p.tiles < kMinTiles || w.c < kMinChannels || g.m < kMinChannels) return false;
+  if (p.tiles < kMinBlock || w.c < kMinChannels || g.m < kMinChannels) return false;
   int64_t rest = p.tiles;
   while (rest >= kTileBlock + kMinBlock) {
     ++p.full;
@@ -114,6 +126,15 @@ bool MakePlan(const ConvGeom& g, Plan* out) {
     p.tail1 = rest - p.tail0;
   }
   p.tb = p.full > 0 ? kTileBlock : (p.tail0 > p.tail1 ? p.tail0 : p.tail1);
+  p.blocked = kFreqs * g.m * w.c > kSharedUFloats;
+  if (p.blocked) {
+    if (p.Blocks() > 1) return false;  // U would be transformed once per tile block
+    const int64_t rows = kUBlockFloats / (kFreqs * w.c) / kRowUnit * kRowUnit;
+    p.mb = Min(g.m, rows > kRowUnit ? rows : kRowUnit);
+  } else {
+    if (p.tiles < kMinTiles) return false;
+    p.mb = g.m;
+  }
   if (p.Floats(g) * static_cast<int64_t>(sizeof(float)) <= kMaxWorkspaceBytes) {
     *out = p;
     return true;
@@ -205,11 +226,13 @@ namespace {
 
 // Tile blocks [begin, end) of all batch items (item = n * blocks + block),
 // with the v, M and row buffers of workspace slice `slot`; U (the
-// transformed weights) lives in slice 0 only.
+// transformed weights) lives in slice 0 only, or, blocked, a block of it in
+// each slice.
 struct WinogradJob {
   const ConvGeom* g;
   const Plan* p;
   const float* x;
+  const float* w;
   const float* u;
   const float* bias;
   const Clamp* clamp;
@@ -241,13 +264,24 @@ void WinogradBlocks(void* ctx, int64_t begin, int64_t end, int slot) {
     const float* xn = j.x + n * c * win.h * win.w;
     float* yn = j.y + n * m * win.oh * win.ow;
     TransformInput(win, p, xn, t0, tb, fv, v, scratch);
-    for (int64_t f = 0; f < kFreqs; ++f) {
-      GemmDirect(m, tb, c, j.u + f * m * c, c, v + f * fv, tb, mo + f * fm, tb, overwrite);
-    }
     const float* sum_n = j.fused != nullptr && j.fused->sum != nullptr
                              ? j.fused->sum + n * m * win.oh * win.ow
                              : nullptr;
-    TransformOutput(win, p, mo, m, t0, tb, fm, j.bias, *j.clamp, yn, j.fused, sum_n);
+    const int64_t plane = win.oh * win.ow;
+    for (int64_t i0 = 0; i0 < m; i0 += p.mb) {
+      const int64_t rows = Min(p.mb, m - i0);
+      const float* u = j.u;
+      if (p.blocked) {
+        WinogradWeights(j.w + i0 * c * 9, c, rows, slice);
+        u = slice;
+      }
+      for (int64_t f = 0; f < kFreqs; ++f) {
+        GemmDirect(rows, tb, c, u + f * rows * c, c, v + f * fv, tb, mo + f * fm, tb, overwrite);
+      }
+      TransformOutput(win, p, mo, rows, t0, tb, fm, j.bias != nullptr ? j.bias + i0 : nullptr,
+                      *j.clamp, yn + i0 * plane, j.fused,
+                      sum_n != nullptr ? sum_n + i0 * plane : nullptr);
+    }
   }
 }
 
@@ -259,14 +293,14 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
   Plan p;
   if (!MakePlan(g, &p)) return;
   float* u = workspace;
-  WinogradWeights(w, g.win.c, g.m, u);  // once per call
+  if (!p.blocked) WinogradWeights(w, g.win.c, g.m, u);  // once per call
   const size_t slice = static_cast<size_t>(p.Floats(g)) * sizeof(float);
   const int64_t blocks = p.Blocks();
   // With several tile blocks and workspace slices, the blocks go to the
   // calling thread's parallel runner (one GemmDirect each, serial inside);
   // else one block at a time, each GEMM split instead.
   const int slices = ParallelWorkspaceSlices(workspace_bytes, slice);
-  WinogradJob job{&g,    &p, x,         u,
+  WinogradJob job{&g,    &p, x,         w, u,
                   bias,  &clamp, fused, y,
                   workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
   const int64_t items = g.win.n * blocks;
