@@ -201,6 +201,8 @@ const ConvCase kConvCases[] = {
     // end inside a tile row), odd output sizes (the last tile row and column
     // cut), m not a multiple of any tile's rows.
     {"winograd_blocks", 1, 64, 29, 27, 70, 3, 1, 1, 1, false, -1},
+    // 96 + 96 channels: blocks of 64 tiles (64, 32 and 48).
+    {"winograd_narrow", 1, 96, 23, 23, 96, 3, 1, 1, 1, true, -1},
     // U in blocks of output channels (60, 60 and 12 rows), one tile block.
     {"winograd_mblocks", 1, 128, 13, 13, 132, 3, 1, 1, 1, true, -1},
     // No padding, an even output width: segments inside the plane read their

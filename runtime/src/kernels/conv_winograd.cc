@@ -39,15 +39,20 @@ namespace {
 
 constexpr int64_t kFreqs = 16;
 // Largest workspace the Winograd path may use; a layer that would need more
-// takes im2col + GEMM instead. 3 MiB admits 128 channels (resnet18's second
-// stage: U 1 MiB, V and M 0.75 MiB each).
+// takes im2col + GEMM instead. 3 MiB admits 128 channels at 28x28
+// (resnet18's second stage: U 1 MiB, V and M 0.5 MiB each).
 constexpr int64_t kMaxWorkspaceBytes = 3 << 20;
 // Tiles per block (the GEMMs' n): blocks of kTileBlock, a multiple of every
 // micro-kernel tile's width (32, 24, 12), so that no tile is computed on a
-// window shifted back over its neighbour; the rest (kMinBlock to kTileBlock
-// + kMinBlock tiles) in one or two blocks of at least kMinBlock, the widest
+// window shifted back over its neighbour; the rest (kMinBlock to block +
+// kMinBlock tiles) in one or two blocks of at least kMinBlock, the widest
 // tile (a narrower n falls back to the slow edge kernel).
 constexpr int64_t kTileBlock = 96;
+// Where V and M of a 96-tile block would pass this (floats, 1 MiB), blocks
+// take 64 tiles (the arena holds a layer's workspace; 96 x 96 + 128 channels
+// would grow googlenet's).
+constexpr int64_t kBlockOperandFloats = 256 * 1024;
+constexpr int64_t kNarrowTileBlock = 64;
 constexpr int64_t kMinBlock = 32;
 // Below these the GEMMs (k = input channels, n = tiles) are too thin to beat
 // im2col + GEMM, measured with tests/bench (squeezenet's 16- and 32-channel
@@ -61,13 +66,14 @@ constexpr int64_t kMinChannels = 64;
 // for its 16 GEMMs) right before using it. Such layers then qualify from
 // kMinBlock tiles on.
 constexpr int64_t kSharedUFloats = 256 * 1024;
-constexpr int64_t kUBlockFloats = 128 * 1024;
+constexpr int64_t kUBlockFloats = 64 * 1024;
 // mb is a multiple of every tile's rows (12, 4, 6).
 constexpr int64_t kRowUnit = 12;
 
 struct Plan {
   int64_t tiles_y = 0, tiles_x = 0, tiles = 0;
-  int64_t full = 0;              // blocks of kTileBlock tiles
+  int64_t block = 0;             // kTileBlock or kNarrowTileBlock
+  int64_t full = 0;              // blocks of `block` tiles
   int64_t tail0 = 0, tail1 = 0;  // then blocks of these many (0: none)
   int64_t tb = 0;                // the widest block
   bool blocked = false;          // U per block of mb output channels
@@ -77,13 +83,13 @@ struct Plan {
   // First tile and width of block b.
   void Block(int64_t b, int64_t* t0, int64_t* width) const {
     if (b < full) {
-      *t0 = b * kTileBlock;
-      *width = kTileBlock;
+      *t0 = b * block;
+      *width = block;
     } else if (b == full) {
-      *t0 = full * kTileBlock;
+      *t0 = full * block;
       *width = tail0;
     } else {
-      *t0 = full * kTileBlock + tail0;
+      *t0 = full * block + tail0;
       *width = tail1;
     }
   }
@@ -115,17 +121,19 @@ bool MakePlan(const ConvGeom& g, Plan* out) {
   p.tiles = p.tiles_y * p.tiles_x;
   if (p.tiles < kMinBlock || w.c < kMinChannels || g.m < kMinChannels) return false;
   int64_t rest = p.tiles;
-  while (rest >= kTileBlock + kMinBlock) {
+  p.block = kFreqs * (w.c + g.m) * kTileBlock > kBlockOperandFloats ? kNarrowTileBlock
+                                                                     : kTileBlock;
+  while (rest >= p.block + kMinBlock) {
     ++p.full;
-    rest -= kTileBlock;
+    rest -= p.block;
   }
-  if (rest <= kTileBlock) {
+  if (rest <= p.block) {
     p.tail0 = rest;
   } else {  // two blocks of at least kMinBlock
-    p.tail0 = Min(kTileBlock, (rest - kMinBlock) / kMinBlock * kMinBlock);
+    p.tail0 = Min(p.block, (rest - kMinBlock) / kMinBlock * kMinBlock);
     p.tail1 = rest - p.tail0;
   }
-  p.tb = p.full > 0 ? kTileBlock : (p.tail0 > p.tail1 ? p.tail0 : p.tail1);
+  p.tb = p.full > 0 ? p.block : (p.tail0 > p.tail1 ? p.tail0 : p.tail1);
   p.blocked = kFreqs * g.m * w.c > kSharedUFloats;
   if (p.blocked) {
     if (p.Blocks() > 1) return false;  // U would be transformed once per tile block
