@@ -66,7 +66,7 @@ constexpr int64_t kMinChannels = 64;
 // for its 16 GEMMs) right before using it. Such layers then qualify from
 // kMinBlock tiles on.
 constexpr int64_t kSharedUFloats = 256 * 1024;
-constexpr int64_t kUBlockFloats = 64 * 1024;
+constexpr int64_t kUBlockFloats = 128 * 1024;
 // mb is a multiple of every tile's rows (12, 4, 6).
 constexpr int64_t kRowUnit = 12;
 
