@@ -433,6 +433,20 @@ void RegisterPerIsa() {
                                    });
                                  })
         ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv3x3_128x28x28" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{128, 28, 28, 128, 3, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv3x3_256x14x14" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{256, 14, 14, 256, 3, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("RunConv/Conv1x1_64to256_56x56" + suffix).c_str(),
                                  [isa](benchmark::State& st) {
                                    WithIsa(st, isa, [](benchmark::State& s) {
