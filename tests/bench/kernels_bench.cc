@@ -242,6 +242,12 @@ BENCHMARK_CAPTURE(RunSoftmax, Softmax_vit_12x197x197, 12 * 197, 197, 1)
 BENCHMARK_CAPTURE(RunSoftmax, Softmax_axis0_1000x64, 64, 1000, 0)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3_64x56x56, ConvSpec{64, 56, 56, 64, 3, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3_128x28x28, ConvSpec{128, 28, 28, 128, 3, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3_128to256x14x14, ConvSpec{128, 14, 14, 256, 3, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3_64to256x13x13, ConvSpec{64, 13, 13, 256, 3, 1, 1, false})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3_256x14x14, ConvSpec{256, 14, 14, 256, 3, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3_512x7x7, ConvSpec{512, 7, 7, 512, 3, 1, 1, false})
@@ -431,6 +437,20 @@ void RegisterPerIsa() {
                                  [isa](benchmark::State& st) {
                                    WithIsa(st, isa, [](benchmark::State& s) {
                                      RunConv(s, ConvSpec{64, 56, 56, 64, 3, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv3x3_128x28x28" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{128, 28, 28, 128, 3, 1, 1, false});
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("RunConv/Conv3x3_256x14x14" + suffix).c_str(),
+                                 [isa](benchmark::State& st) {
+                                   WithIsa(st, isa, [](benchmark::State& s) {
+                                     RunConv(s, ConvSpec{256, 14, 14, 256, 3, 1, 1, false});
                                    });
                                  })
         ->Unit(benchmark::kMillisecond);

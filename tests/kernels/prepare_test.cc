@@ -212,7 +212,8 @@ TEST(ConvWorkspaceTest, BoundedForImageNetLayers) {
     a.strides = {s, s};
     a.pads = {p, p, p, p};
     a.group = static_cast<int32_t>(l.group);
-    EXPECT_LE(ConvWorkspace(a), size_t{2} << 20) << "layer c=" << l.c << " hw=" << l.hw;
+    // 3 MiB: the Winograd cap (conv_winograd.cc), reached by 128 channels at 28x28.
+    EXPECT_LE(ConvWorkspace(a), size_t{3} << 20) << "layer c=" << l.c << " hw=" << l.hw;
   }
 }
 

@@ -266,7 +266,9 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       {24, 30, 30, 40, 3, 2, 1, 1},    // im2col + GemmPacked
       {48, 20, 20, 64, 1, 1, 0, 1},    // pointwise: GemmDirect
       {300, 1, 1, 150, 1, 1, 0, 1},    // pointwise on a 1x1 image: dot products
-      {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3)
+      {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3), one tile block
+      {64, 29, 27, 72, 3, 1, 1, 1},    // Winograd, tile blocks of 96, 64 and 50 tiles
+      {128, 13, 13, 132, 3, 1, 1, 1},  // Winograd, U in blocks of output channels
       {8, 60, 60, 8, 3, 1, 1, 8},      // depthwise, phase planes (large unit-stride plane)
       {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, channel blocks in bands of rows
       {40, 48, 46, 40, 3, 2, 1, 40},   // depthwise stride 2, bands, a partial block

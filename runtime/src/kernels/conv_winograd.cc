@@ -14,9 +14,16 @@
 // The weights are transformed at every call (about 40 flops per channel
 // pair, a few percent of the GEMMs for the layers that qualify).
 //
-// Memory stays bounded: tiles go in blocks of tb (all M output channels at
-// once), and the workspace holds U and one tile block of the other operands:
-//   [ U: 16 x M x C ][ V: 16 x C x tb ][ M: 16 x M x tb ][ 4 input rows ]
+// The three transforms are compiled per instruction set with the GEMM
+// drivers (gemm/winograd_isa.inc, through GemmImpl): each runs along the
+// tiles of a row segment or along channels with unit strides, so it
+// vectorizes at the unit's width (as scalar code they cost more than the
+// 16 GEMMs).
+//
+// Memory stays bounded: tiles go in blocks of at most tb (all M output
+// channels at once), and the workspace holds U and one tile block of the
+// other operands:
+//   [ U: 16 x M x C ][ V: 16 x C x tb ][ M: 16 x M x tb ][ scratch rows ]
 // Blocks are chosen from the shape alone (never from the instruction set),
 // so the planner's workspace size holds for every build.
 
@@ -32,33 +39,71 @@ namespace {
 
 constexpr int64_t kFreqs = 16;
 // Largest workspace the Winograd path may use; a layer that would need more
-// takes im2col + GEMM instead. 2 MiB admits 128 channels (resnet18's second
-// stage). On the torchvision models the arena peak lies elsewhere, so their
-// arenas do not grow (resnet18: 4,439,040 B either way).
-constexpr int64_t kMaxWorkspaceBytes = 2 << 20;
-// Tiles per block (the GEMMs' n): split evenly into blocks of at most this
-// many, so no block is narrower than 32, the widest micro-kernel tile (a
-// narrower n falls back to the slow edge kernel).
-constexpr int64_t kTileBlock = 64;
+// takes im2col + GEMM instead. 3 MiB admits 128 channels at 28x28
+// (resnet18's second stage: U 1 MiB, V and M 0.5 MiB each).
+constexpr int64_t kMaxWorkspaceBytes = 3 << 20;
+// Tiles per block (the GEMMs' n): blocks of kTileBlock, a multiple of every
+// micro-kernel tile's width (32, 24, 12), so that no tile is computed on a
+// window shifted back over its neighbour; the rest (kMinBlock to block +
+// kMinBlock tiles) in one or two blocks of at least kMinBlock, the widest
+// tile (a narrower n falls back to the slow edge kernel).
+constexpr int64_t kTileBlock = 96;
+// Where V and M of a 96-tile block would pass this (floats, 1 MiB), blocks
+// take 64 tiles (the arena holds a layer's workspace; 96 x 96 + 128 channels
+// would grow googlenet's).
+constexpr int64_t kBlockOperandFloats = 256 * 1024;
+constexpr int64_t kNarrowTileBlock = 64;
+constexpr int64_t kMinBlock = 32;
 // Below these the GEMMs (k = input channels, n = tiles) are too thin to beat
 // im2col + GEMM, measured with tests/bench (squeezenet's 16- and 32-channel
 // expand layers, resnet18's 7x7 and 14x14 stages lose).
 constexpr int64_t kMinTiles = 64;
 constexpr int64_t kMinChannels = 64;
+// U larger than this (floats: 1 MiB) is not transformed whole: with one
+// tile block (small planes with many channels, resnet18's 256 channels at
+// 14x14) the output channels go in blocks of mb rows, each transforming its
+// own part of U (at most kUBlockFloats, 512 KiB, so that it stays in cache
+// for its 16 GEMMs) right before using it. Such layers then qualify from
+// kMinBlock tiles on.
+constexpr int64_t kSharedUFloats = 256 * 1024;
+constexpr int64_t kUBlockFloats = 128 * 1024;
+// mb is a multiple of every tile's rows (12, 4, 6).
+constexpr int64_t kRowUnit = 12;
 
 struct Plan {
   int64_t tiles_y = 0, tiles_x = 0, tiles = 0;
-  int64_t tb = 0;  // tiles per block (evenly split)
+  int64_t block = 0;             // kTileBlock or kNarrowTileBlock
+  int64_t full = 0;              // blocks of `block` tiles
+  int64_t tail0 = 0, tail1 = 0;  // then blocks of these many (0: none)
+  int64_t tb = 0;                // the widest block
+  bool blocked = false;          // U per block of mb output channels
+  int64_t mb = 0;                // output channels per block (m when not blocked)
 
-  // Workspace offsets (floats) of V, M and the input rows, and the total.
-  int64_t VOffset(const ConvGeom& g) const { return RoundUp(kFreqs * g.m * g.win.c, 16); }
-  int64_t MOffset(const ConvGeom& g) const {
-    return VOffset(g) + RoundUp(kFreqs * g.win.c * tb, 16);
+  int64_t Blocks() const { return full + (tail0 > 0 ? 1 : 0) + (tail1 > 0 ? 1 : 0); }
+  // First tile and width of block b.
+  void Block(int64_t b, int64_t* t0, int64_t* width) const {
+    if (b < full) {
+      *t0 = b * block;
+      *width = block;
+    } else if (b == full) {
+      *t0 = full * block;
+      *width = tail0;
+    } else {
+      *t0 = full * block + tail0;
+      *width = tail1;
+    }
   }
-  int64_t RowsOffset(const ConvGeom& g) const {
-    return MOffset(g) + RoundUp(kFreqs * g.m * tb, 16);
-  }
-  int64_t Floats(const ConvGeom& g) const { return RowsOffset(g) + 4 * (2 * tb + 2); }
+
+  // Frequency planes of V (c x tb) and M (m x tb), 16 floats apart beyond
+  // their size: planes a multiple of 4 KiB apart (64 channels x 96 tiles)
+  // would put the output transform's 16 streams in one L1 set.
+  int64_t VPlane(const ConvGeom& g) const { return RoundUp(g.win.c * tb, 16) + 16; }
+  int64_t MPlane(const ConvGeom&) const { return RoundUp(mb * tb, 16) + 16; }
+  // Workspace offsets (floats) of V, M and the scratch rows, and the total.
+  int64_t VOffset(const ConvGeom& g) const { return RoundUp(kFreqs * mb * g.win.c, 16); }
+  int64_t MOffset(const ConvGeom& g) const { return VOffset(g) + kFreqs * VPlane(g); }
+  int64_t RowsOffset(const ConvGeom& g) const { return MOffset(g) + kFreqs * MPlane(g); }
+  int64_t Floats(const ConvGeom& g) const { return RowsOffset(g) + WinoScratchFloats(tb); }
 };
 
 bool Shape(const ConvGeom& g) {
@@ -74,39 +119,35 @@ bool MakePlan(const ConvGeom& g, Plan* out) {
   p.tiles_y = (w.oh + 1) / 2;
   p.tiles_x = (w.ow + 1) / 2;
   p.tiles = p.tiles_y * p.tiles_x;
-  if (p.tiles < kMinTiles || w.c < kMinChannels || g.m < kMinChannels) return false;
-  p.tb = BlockSize(p.tiles, kTileBlock, 1);
+  if (p.tiles < kMinBlock || w.c < kMinChannels || g.m < kMinChannels) return false;
+  int64_t rest = p.tiles;
+  p.block = kFreqs * (w.c + g.m) * kTileBlock > kBlockOperandFloats ? kNarrowTileBlock
+                                                                     : kTileBlock;
+  while (rest >= p.block + kMinBlock) {
+    ++p.full;
+    rest -= p.block;
+  }
+  if (rest <= p.block) {
+    p.tail0 = rest;
+  } else {  // two blocks of at least kMinBlock
+    p.tail0 = Min(p.block, (rest - kMinBlock) / kMinBlock * kMinBlock);
+    p.tail1 = rest - p.tail0;
+  }
+  p.tb = p.full > 0 ? p.block : (p.tail0 > p.tail1 ? p.tail0 : p.tail1);
+  p.blocked = kFreqs * g.m * w.c > kSharedUFloats;
+  if (p.blocked) {
+    if (p.Blocks() > 1) return false;  // U would be transformed once per tile block
+    const int64_t rows = kUBlockFloats / (kFreqs * w.c) / kRowUnit * kRowUnit;
+    p.mb = Min(g.m, rows > kRowUnit ? rows : kRowUnit);
+  } else {
+    if (p.tiles < kMinTiles) return false;
+    p.mb = g.m;
+  }
   if (p.Floats(g) * static_cast<int64_t>(sizeof(float)) <= kMaxWorkspaceBytes) {
     *out = p;
     return true;
   }
   return false;
-}
-
-// U[f][i][c]: G g G^T of each 3x3 filter.
-void TransformWeights(const float* wt, int64_t c_in, int64_t m, float* u) {
-  const int64_t plane = m * c_in;
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t c = 0; c < c_in; ++c) {
-      const float* g = wt + (i * c_in + c) * 9;
-      float gg[4][3];  // G g
-      for (int col = 0; col < 3; ++col) {
-        const float a = g[col], b = g[3 + col], d = g[6 + col];
-        gg[0][col] = a;
-        gg[1][col] = 0.5f * (a + b + d);
-        gg[2][col] = 0.5f * (a - b + d);
-        gg[3][col] = d;
-      }
-      float* dst = u + i * c_in + c;
-      for (int r = 0; r < 4; ++r) {
-        const float a = gg[r][0], b = gg[r][1], d = gg[r][2];
-        dst[(r * 4 + 0) * plane] = a;
-        dst[(r * 4 + 1) * plane] = 0.5f * (a + b + d);
-        dst[(r * 4 + 2) * plane] = 0.5f * (a - b + d);
-        dst[(r * 4 + 3) * plane] = d;
-      }
-    }
-  }
 }
 
 // Tiles [t0, t0 + tb) of a block go row by row: `len` tiles of tile row ty
@@ -121,123 +162,57 @@ Segment SegmentAt(const Plan& p, int64_t t, int64_t remaining) {
   return Segment{ty, tx0, Min(remaining, p.tiles_x - tx0)};
 }
 
-// V[f][c][j] for tiles [t0, t0 + tb): B^T d B of each 4x4 input patch. Per
-// row segment and channel, the four input rows (zero padded) are combined
-// along y in place (B^T d, vectorized over x), then along x per tile (stride
-// 2 over x, unit stride over the tiles that V is laid out in). `rows` holds
-// 4 x (2 * tb + 2) floats.
+// V[f][c][j] for tiles [t0, t0 + tb) (row stride tb, plane stride fv): B^T d
+// B of each 4x4 input patch, one row segment at a time.
 void TransformInput(const Window2d& w, const Plan& p, const float* x, int64_t t0, int64_t tb,
-                    float* v, float* rows) {
-  const int64_t plane = w.c * tb;
+                    int64_t fv, float* v, float* scratch) {
   for (int64_t j0 = 0; j0 < tb;) {
     const Segment seg = SegmentAt(p, t0 + j0, tb - j0);
-    const int64_t span = 2 * seg.len + 2;
-    const int64_t iy0 = seg.ty * 2 - w.pt;
-    const int64_t ix0 = seg.tx0 * 2 - w.pl;
-    float* d0 = rows;
-    float* d1 = rows + span;
-    float* d2 = rows + 2 * span;
-    float* d3 = rows + 3 * span;
-    for (int64_t c = 0; c < w.c; ++c) {
-      const float* xc = x + c * w.h * w.w;
-      for (int r = 0; r < 4; ++r) {
-        float* d = rows + r * span;
-        const int64_t iy = iy0 + r;
-        if (iy < 0 || iy >= w.h) {
-          for (int64_t i = 0; i < span; ++i) d[i] = 0.0f;
-          continue;
-        }
-        const float* row = xc + iy * w.w;
-        if (ix0 >= 0 && ix0 + span <= w.w) {
-          for (int64_t i = 0; i < span; ++i) d[i] = row[ix0 + i];
-        } else {
-          for (int64_t i = 0; i < span; ++i) {
-            const int64_t ix = ix0 + i;
-            d[i] = (ix >= 0 && ix < w.w) ? row[ix] : 0.0f;
-          }
-        }
-      }
-      for (int64_t i = 0; i < span; ++i) {  // B^T d, in place
-        const float a = d0[i], b = d1[i], e = d2[i], f = d3[i];
-        d0[i] = a - e;
-        d1[i] = b + e;
-        d2[i] = e - b;
-        d3[i] = b - f;
-      }
-      for (int r = 0; r < 4; ++r) {  // (B^T d) B
-        const float* e = rows + r * span;
-        float* o = v + (r * 4) * plane + c * tb + j0;
-        for (int64_t j = 0; j < seg.len; ++j) {
-          const float a = e[2 * j], b = e[2 * j + 1], cc = e[2 * j + 2], dd = e[2 * j + 3];
-          o[j] = a - cc;
-          o[plane + j] = b + cc;
-          o[2 * plane + j] = cc - b;
-          o[3 * plane + j] = b - dd;
-        }
-      }
-    }
+    WinoInputSeg s;
+    s.x = x;
+    s.h = w.h;
+    s.w = w.w;
+    s.c = w.c;
+    s.iy0 = seg.ty * 2 - w.pt;
+    s.ix0 = seg.tx0 * 2 - w.pl;
+    s.len = seg.len;
+    s.v = v + j0;
+    s.ldv = tb;
+    s.fstride = fv;
+    WinogradInput(s, scratch);
     j0 += seg.len;
   }
 }
 
-// y tiles [t0, t0 + tb) of all m channels from M[f][i][j]: A^T M A,
-// plus bias, clamped. Vectorized over the tiles of a row segment; a segment
-// reaching past the output's right or bottom edge (odd sizes) drops those
-// pixels.
+// y tiles [t0, t0 + tb) of all m channels from M[f][i][j] (row stride tb,
+// plane stride fm): A^T M A, plus bias, clamped, then the fused epilogue. A
+// segment reaching past the output's right or bottom edge (odd sizes) drops
+// those pixels.
 void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t m, int64_t t0,
-                     int64_t tb, const float* bias, const Clamp& clamp, float* y,
+                     int64_t tb, int64_t fm, const float* bias, const Clamp& clamp, float* y,
                      const GemmEpilogue* fused, const float* sum) {
-  const int64_t plane = m * tb;
-  const float lo = clamp.lo, hi = clamp.hi;  // -inf/inf when disabled
   for (int64_t j0 = 0; j0 < tb;) {
     const Segment seg = SegmentAt(p, t0 + j0, tb - j0);
     const int64_t oy = seg.ty * 2;
     const int64_t ox0 = seg.tx0 * 2;
-    const bool full = oy + 2 <= w.oh && ox0 + 2 * seg.len <= w.ow;
-    for (int64_t i = 0; i < m; ++i) {
-      const float* src = mo + i * tb + j0;
-      float* y0 = y + i * w.oh * w.ow + oy * w.ow + ox0;
-      const float b = bias ? bias[i] : 0.0f;
-      for (int64_t j = 0; j < seg.len; ++j) {
-        float mf[16];  // the 16 frequencies of this tile
-        for (int f = 0; f < 16; ++f) mf[f] = src[f * plane + j];
-        float am[2][4];  // A^T M
-        for (int q = 0; q < 4; ++q) {
-          am[0][q] = mf[q] + mf[4 + q] + mf[8 + q];
-          am[1][q] = mf[4 + q] - mf[8 + q] - mf[12 + q];
-        }
-        float out[2][2];
-        for (int r = 0; r < 2; ++r) {
-          out[r][0] = am[r][0] + am[r][1] + am[r][2] + b;
-          out[r][1] = am[r][1] - am[r][2] - am[r][3] + b;
-          for (int q = 0; q < 2; ++q) {
-            float val = out[r][q];
-            val = val < lo ? lo : val;
-            val = val > hi ? hi : val;
-            out[r][q] = val;
-          }
-        }
-        if (full) {
-          y0[2 * j] = out[0][0];
-          y0[2 * j + 1] = out[0][1];
-          y0[w.ow + 2 * j] = out[1][0];
-          y0[w.ow + 2 * j + 1] = out[1][1];
-        } else {
-          for (int r = 0; r < 2 && oy + r < w.oh; ++r) {
-            for (int q = 0; q < 2 && ox0 + 2 * j + q < w.ow; ++q) {
-              y0[r * w.ow + 2 * j + q] = out[r][q];
-            }
-          }
-        }
-      }
-      if (fused != nullptr) {  // the segment's two output rows of channel i
-        const int64_t cols = Min(2 * seg.len, w.ow - ox0);
-        for (int64_t r = 0; r < 2 && oy + r < w.oh; ++r) {
-          const int64_t at = i * w.oh * w.ow + (oy + r) * w.ow + ox0;
-          ApplyEpilogue(*fused, y + at, sum ? sum + at : nullptr, cols);
-        }
-      }
-    }
+    WinoOutputSeg s;
+    s.mo = mo + j0;
+    s.m = m;
+    s.ldm = tb;
+    s.fstride = fm;
+    s.len = seg.len;
+    const int64_t at = oy * w.ow + ox0;
+    s.y = y + at;
+    s.plane = w.oh * w.ow;
+    s.ow = w.ow;
+    s.rows = Min(2, w.oh - oy);
+    s.cols = Min(2 * seg.len, w.ow - ox0);
+    s.bias = bias;
+    s.lo = clamp.lo;  // -inf/inf when disabled
+    s.hi = clamp.hi;
+    s.fused = fused;
+    s.sum = sum != nullptr ? sum + at : nullptr;
+    WinogradOutput(s);
     j0 += seg.len;
   }
 }
@@ -259,11 +234,13 @@ namespace {
 
 // Tile blocks [begin, end) of all batch items (item = n * blocks + block),
 // with the v, M and row buffers of workspace slice `slot`; U (the
-// transformed weights) lives in slice 0 only.
+// transformed weights) lives in slice 0 only, or, blocked, a block of it in
+// each slice.
 struct WinogradJob {
   const ConvGeom* g;
   const Plan* p;
   const float* x;
+  const float* w;
   const float* u;
   const float* bias;
   const Clamp* clamp;
@@ -283,23 +260,36 @@ void WinogradBlocks(void* ctx, int64_t begin, int64_t end, int slot) {
   float* slice = j.workspace + slot * j.slice_floats;
   float* v = slice + p.VOffset(g);
   float* mo = slice + p.MOffset(g);
-  float* rows = slice + p.RowsOffset(g);
+  float* scratch = slice + p.RowsOffset(g);
+  const int64_t fv = p.VPlane(g);
+  const int64_t fm = p.MPlane(g);
   const GemmEpilogue overwrite;
-  const int64_t blocks = (p.tiles + p.tb - 1) / p.tb;
+  const int64_t blocks = p.Blocks();
   for (int64_t item = begin; item < end; ++item) {
     const int64_t n = item / blocks;
-    const int64_t t0 = (item % blocks) * p.tb;
+    int64_t t0 = 0, tb = 0;
+    p.Block(item % blocks, &t0, &tb);
     const float* xn = j.x + n * c * win.h * win.w;
     float* yn = j.y + n * m * win.oh * win.ow;
-    const int64_t tb = Min(p.tb, p.tiles - t0);
-    TransformInput(win, p, xn, t0, tb, v, rows);
-    for (int64_t f = 0; f < kFreqs; ++f) {
-      GemmDirect(m, tb, c, j.u + f * m * c, c, v + f * c * tb, tb, mo + f * m * tb, tb, overwrite);
-    }
+    TransformInput(win, p, xn, t0, tb, fv, v, scratch);
     const float* sum_n = j.fused != nullptr && j.fused->sum != nullptr
                              ? j.fused->sum + n * m * win.oh * win.ow
                              : nullptr;
-    TransformOutput(win, p, mo, m, t0, tb, j.bias, *j.clamp, yn, j.fused, sum_n);
+    const int64_t plane = win.oh * win.ow;
+    for (int64_t i0 = 0; i0 < m; i0 += p.mb) {
+      const int64_t rows = Min(p.mb, m - i0);
+      const float* u = j.u;
+      if (p.blocked) {
+        WinogradWeights(j.w + i0 * c * 9, c, rows, slice);
+        u = slice;
+      }
+      for (int64_t f = 0; f < kFreqs; ++f) {
+        GemmDirect(rows, tb, c, u + f * rows * c, c, v + f * fv, tb, mo + f * fm, tb, overwrite);
+      }
+      TransformOutput(win, p, mo, rows, t0, tb, fm, j.bias != nullptr ? j.bias + i0 : nullptr,
+                      *j.clamp, yn + i0 * plane, j.fused,
+                      sum_n != nullptr ? sum_n + i0 * plane : nullptr);
+    }
   }
 }
 
@@ -311,14 +301,14 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
   Plan p;
   if (!MakePlan(g, &p)) return;
   float* u = workspace;
-  TransformWeights(w, g.win.c, g.m, u);  // once per call
+  if (!p.blocked) WinogradWeights(w, g.win.c, g.m, u);  // once per call
   const size_t slice = static_cast<size_t>(p.Floats(g)) * sizeof(float);
-  const int64_t blocks = (p.tiles + p.tb - 1) / p.tb;
+  const int64_t blocks = p.Blocks();
   // With several tile blocks and workspace slices, the blocks go to the
   // calling thread's parallel runner (one GemmDirect each, serial inside);
   // else one block at a time, each GEMM split instead.
   const int slices = ParallelWorkspaceSlices(workspace_bytes, slice);
-  WinogradJob job{&g,    &p, x,         u,
+  WinogradJob job{&g,    &p, x,         w, u,
                   bias,  &clamp, fused, y,
                   workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
   const int64_t items = g.win.n * blocks;

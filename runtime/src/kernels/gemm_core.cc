@@ -326,6 +326,14 @@ PackBFn Im2colPacker() { return Active().pack_im2col; }
 
 void MaxPoolPlane(const PoolPlane& g, const float* x, float* y) { Active().max_pool(g, x, y); }
 
+void WinogradWeights(const float* w, int64_t c, int64_t m, float* u) {
+  Active().wino_weights(w, c, m, u);
+}
+
+void WinogradInput(const WinoInputSeg& s, float* scratch) { Active().wino_input(s, scratch); }
+
+void WinogradOutput(const WinoOutputSeg& s) { Active().wino_output(s); }
+
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) { Active().unary(fn, x, y, n); }
 
 void ApplyEpilogue(const GemmEpilogue& epi, float* y, const float* sum, int64_t n) {

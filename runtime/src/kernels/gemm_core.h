@@ -190,6 +190,39 @@ struct PoolPlane {
 // it take pool.cc's per-tap path.
 inline constexpr int64_t kPoolRowFloats = 128;
 
+// One tile row segment of Winograd F(2x2, 3x3) (conv_winograd.cc), plain
+// values like DwPlane. Input: `len` tiles whose first 4x4 input patch
+// starts at (iy0, ix0) of the h x w planes of `c` channels at x (zero
+// outside); writes V[f][ch][j] = v[f * fstride + ch * ldv + j], the 16
+// frequencies B^T d B of tile j of channel ch.
+struct WinoInputSeg {
+  const float* x;
+  int64_t h, w, c;
+  int64_t iy0, ix0, len;
+  float* v;
+  int64_t ldv, fstride;
+};
+
+// Output: the same segment's 2x2 outputs of `m` channels from M[f][i][j] =
+// mo[f * fstride + i * ldm + j] (A^T M A), plus bias[i] (bias may be null),
+// clamped to [lo, hi]; only `rows` (1 or 2) output rows and `cols` (<= 2 *
+// len) output columns exist. Channel i's first output is y[i * plane]
+// (rows `ow` apart). With `fused`, ApplyEpilogue's steps then run on each
+// written row, the sum laid out as y (sum may be null).
+struct WinoOutputSeg {
+  const float* mo;
+  int64_t m, ldm, fstride, len;
+  float* y;
+  int64_t plane, ow, rows, cols;
+  const float* bias;
+  float lo, hi;
+  const GemmEpilogue* fused;
+  const float* sum;
+};
+
+// Floats of scratch WinogradInput needs for a segment of `len` tiles.
+inline constexpr int64_t WinoScratchFloats(int64_t len) { return 16 * (len + 1); }
+
 // QLinearAdd's per-row constants (qlinear.cc describes the arithmetic).
 struct QAddRowParams {
   uint8_t flip;  // 0x80 for int8, 0 for uint8
@@ -250,6 +283,11 @@ struct GemmImpl {
                       float scale, float lo, float hi, int32_t zero, uint8_t* y, int64_t stride);
   void (*qadd_row)(const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n,
                    const QAddRowParams& p, uint8_t* out);
+  // Winograd F(2x2, 3x3)'s transforms (WinogradWeights, WinogradInput,
+  // WinogradOutput below).
+  void (*wino_weights)(const float* w, int64_t c, int64_t m, float* u);
+  void (*wino_input)(const WinoInputSeg& s, float* scratch);
+  void (*wino_output)(const WinoOutputSeg& s);
 };
 
 // Most outputs QRequantize takes at a time.
@@ -331,6 +369,15 @@ inline int64_t DepthwisePlaneFloats(const DwPlane& g) {
 // The active copy's im2col packer: a PackBFn whose ctx is a const
 // Im2colPlane*.
 PackBFn Im2colPacker();
+
+// The active copy's Winograd F(2x2, 3x3) transforms (conv_winograd.cc):
+// U[f][i][ch] = (G g G^T)[f] of each 3x3 filter g = w[(i * c + ch) * 9..]
+// for m output and c input channels; the input and output transforms of one
+// tile row segment (WinoInputSeg, WinoOutputSeg; `scratch` holds
+// WinoScratchFloats(s.len) floats).
+void WinogradWeights(const float* w, int64_t c, int64_t m, float* u);
+void WinogradInput(const WinoInputSeg& s, float* scratch);
+void WinogradOutput(const WinoOutputSeg& s);
 
 // The active copy's MaxPool plane filter (PoolPlane above); g.kw <=
 // kPoolRowFloats / 2.
