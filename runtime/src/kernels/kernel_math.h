@@ -1,8 +1,8 @@
 #pragma once
 // Branch-free float math the kernels' loops vectorize (GCC, no intrinsics):
 // exp of a non-positive or of a clamped argument, and sigmoid, Swish and tanh
-// built on them. A file whose loops use them is built with -fno-trapping-math (runtime/
-// CMakeLists.txt), so that the float selects if-convert. Internal to
+// built on them. A file whose loops use them is built with -fno-trapping-math
+// (runtime/CMakeLists.txt), so that the float selects if-convert. Internal to
 // baton_kernels. The functions have internal linkage (static), so the per-ISA
 // units (gemm/gemm_isa.inc) include this file too: each keeps its own copy,
 // compiled for its instruction set.
@@ -88,9 +88,9 @@ static inline void ExpNegRow(const float* x, float* y, int64_t n, F f) {
 
 // y[j] = 1 / (1 + exp(-x[j])) for j < n, about 1.2e-7 relative; a NaN stays
 // NaN, and below -87 (where the clamped exp would give 1.65e-38 whatever x)
-// it is 0, as exp underflows there. y may be x. One exp and one division, no select by sign: 1.4-1.6x
-// the throughput of the earlier exp(-|x|) form (AVX-512 and AVX2, 94,080
-// floats in cache).
+// it is 0, as exp underflows there. y may be x. One exp and one division, no
+// select by sign: 1.4-1.6x the throughput of the earlier exp(-|x|) form
+// (AVX-512 and AVX2, 94,080 floats in cache).
 static inline void SigmoidRow(const float* x, float* y, int64_t n) {
   ExpNegRow(x, y, n, [](float v, float e) {
     const float s = 1.0f / (1.0f + e);
