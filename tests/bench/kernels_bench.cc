@@ -429,66 +429,43 @@ void WithIsa(benchmark::State& state, KernelIsa isa, Fn fn) {
   fn(state);
 }
 
+// Registers RunConv(spec) as `name` + "/isa:<isa>".
+void RegisterConvWithIsa(const std::string& name, ConvSpec spec, KernelIsa isa,
+                         benchmark::TimeUnit unit) {
+  benchmark::RegisterBenchmark((name + "/isa:" + KernelIsaName(isa)).c_str(),
+                               [isa, spec](benchmark::State& st) {
+                                 WithIsa(st, isa,
+                                         [spec](benchmark::State& s) { RunConv(s, spec); });
+                               })
+      ->Unit(unit);
+}
+
 void RegisterPerIsa() {
+  static const struct {
+    const char* name;
+    ConvSpec spec;
+    benchmark::TimeUnit unit;
+  } kConvs[] = {
+      {"RunConv/Conv3x3_64x56x56", {64, 56, 56, 64, 3, 1, 1, false}, benchmark::kMillisecond},
+      {"RunConv/Conv3x3_128x28x28", {128, 28, 28, 128, 3, 1, 1, false}, benchmark::kMillisecond},
+      {"RunConv/Conv3x3_256x14x14", {256, 14, 14, 256, 3, 1, 1, false}, benchmark::kMillisecond},
+      {"RunConv/Conv1x1_64to256_56x56", {64, 56, 56, 256, 1, 1, 1, false}, benchmark::kMillisecond},
+      // Narrow n (7x7) and small k (16 channels): mobilenet_v3_small's 1x1s.
+      {"RunConv/Conv1x1_96to576_7x7", {96, 7, 7, 576, 1, 1, 1, false}, benchmark::kMicrosecond},
+      {"RunConv/Conv1x1_16to72_56x56", {16, 56, 56, 72, 1, 1, 1, true}, benchmark::kMicrosecond},
+      // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
+      // portable width per 16 channels).
+      {"RunConv/Depthwise3x3_144x56x56",
+       {144, 56, 56, 144, 3, 1, 144, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise3x3s2_144x56x56",
+       {144, 56, 56, 144, 3, 2, 144, true},
+       benchmark::kMicrosecond},
+  };
   for (KernelIsa isa : kAllKernelIsas) {
     if (!KernelIsaAvailable(isa)) continue;
     const std::string suffix = std::string("/isa:") + KernelIsaName(isa);
-    benchmark::RegisterBenchmark(("RunConv/Conv3x3_64x56x56" + suffix).c_str(),
-                                 [isa](benchmark::State& st) {
-                                   WithIsa(st, isa, [](benchmark::State& s) {
-                                     RunConv(s, ConvSpec{64, 56, 56, 64, 3, 1, 1, false});
-                                   });
-                                 })
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("RunConv/Conv3x3_128x28x28" + suffix).c_str(),
-                                 [isa](benchmark::State& st) {
-                                   WithIsa(st, isa, [](benchmark::State& s) {
-                                     RunConv(s, ConvSpec{128, 28, 28, 128, 3, 1, 1, false});
-                                   });
-                                 })
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("RunConv/Conv3x3_256x14x14" + suffix).c_str(),
-                                 [isa](benchmark::State& st) {
-                                   WithIsa(st, isa, [](benchmark::State& s) {
-                                     RunConv(s, ConvSpec{256, 14, 14, 256, 3, 1, 1, false});
-                                   });
-                                 })
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("RunConv/Conv1x1_64to256_56x56" + suffix).c_str(),
-                                 [isa](benchmark::State& st) {
-                                   WithIsa(st, isa, [](benchmark::State& s) {
-                                     RunConv(s, ConvSpec{64, 56, 56, 256, 1, 1, 1, false});
-                                   });
-                                 })
-        ->Unit(benchmark::kMillisecond);
-    // Narrow n (7x7) and small k (16 channels): mobilenet_v3_small's 1x1s.
-    benchmark::RegisterBenchmark(("RunConv/Conv1x1_96to576_7x7" + suffix).c_str(),
-                                 [isa](benchmark::State& st) {
-                                   WithIsa(st, isa, [](benchmark::State& s) {
-                                     RunConv(s, ConvSpec{96, 7, 7, 576, 1, 1, 1, false});
-                                   });
-                                 })
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("RunConv/Conv1x1_16to72_56x56" + suffix).c_str(),
-                                 [isa](benchmark::State& st) {
-                                   WithIsa(st, isa, [](benchmark::State& s) {
-                                     RunConv(s, ConvSpec{16, 56, 56, 72, 1, 1, 1, true});
-                                   });
-                                 })
-        ->Unit(benchmark::kMicrosecond);
-    // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
-    // portable width per 16 channels).
-    for (const int64_t stride : {1, 2}) {
-      benchmark::RegisterBenchmark(
-          ("RunConv/Depthwise3x3" + std::string(stride == 1 ? "" : "s2") + "_144x56x56" + suffix)
-              .c_str(),
-          [isa, stride](benchmark::State& st) {
-            WithIsa(st, isa, [stride](benchmark::State& s) {
-              RunConv(s, ConvSpec{144, 56, 56, 144, 3, stride, 144, true});
-            });
-          })
-          ->Unit(benchmark::kMicrosecond);
-    }
+    for (const auto& conv : kConvs) RegisterConvWithIsa(conv.name, conv.spec, isa, conv.unit);
     // The im2col + GEMM layers with the largest excess over ONNX Runtime
     // (tools/profile_vs_ort.py --nodes): 3x3 layers on planes too small for
     // Winograd (14x14, 13x13, 7x7: n = 196, 169, 49), few input channels
@@ -513,13 +490,8 @@ void RegisterPerIsa() {
         {"Conv3x3s2_256to512_14x14", {256, 14, 14, 512, 3, 2, 1, true}},
     };
     for (const auto& layer : kIm2col) {
-      const ConvSpec spec = layer.spec;
-      benchmark::RegisterBenchmark((std::string("RunConv/Im2col/") + layer.name + suffix).c_str(),
-                                   [isa, spec](benchmark::State& st) {
-                                     WithIsa(st, isa,
-                                             [spec](benchmark::State& s) { RunConv(s, spec); });
-                                   })
-          ->Unit(benchmark::kMicrosecond);
+      RegisterConvWithIsa(std::string("RunConv/Im2col/") + layer.name, layer.spec, isa,
+                          benchmark::kMicrosecond);
     }
     const struct {
       const char* name;
