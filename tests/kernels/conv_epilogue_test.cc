@@ -315,7 +315,9 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
 // Both GEMM drivers on every ISA against a double loop, at every tile
 // remainder: m leaves every remainder of the 12-row tile (AVX-512: the
 // 4- and 8-row kernels, exact or shifted, and the shifted 12-row window)
-// and of the 4- and 6-row tiles, m = 5 the edge kernel; n = 1..70 (full,
+// and of the 4- and 6-row tiles; m = 3 the edge kernel, m = 4..11 below
+// the 12-row tile (AVX-512: the 8-row block, then 4-row blocks, the last
+// one shifted back; AVX2 m = 4..7: the 4-row tile); n = 1..70 (full,
 // shifted and edge column tiles; n = 1 the dot products); k = 16 (one k
 // block: full tiles write C with the whole epilogue) and k = 300 (two: the
 // second adds into C), with bias, sum, clamp and HardSwish, and with
@@ -323,7 +325,7 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
 TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
   const testing::IsaGuard restore;
   std::mt19937 rng(5);
-  const int64_t ms[] = {5, 12, 13, 16, 19, 20, 23, 29};
+  const int64_t ms[] = {3, 4, 5, 7, 8, 11, 12, 13, 16, 19, 20, 23, 29};
   for (const int64_t k : {16, 300}) {
     for (const int64_t m : ms) {
       for (int64_t n = 1; n <= 70; ++n) {

@@ -118,6 +118,9 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             {200, 40, 70, 1.0f, true, false},
                             {64, 97, 600, 0.5f, false, true},
                             {3, 500, 64, 1.0f, true, false},
+                            // Fewer rows than the 12-row tile (AVX-512: an
+                            // 8-row block and a shifted 4-row block).
+                            {11, 700, 40, 1.0f, true, true},
                             // A part sizes its blocks from its own extent and
                             // needed more than its slice (review, issue 17):
                             // columns 3136 in 3 parts (an im2col Conv 64->64,
