@@ -237,7 +237,7 @@ def main():
             shown += 1
         print()
         if args.nodes > 0:
-            rows = pair_nodes(nodes_b, nodes_o, ("Conv kxk", "Conv 1x1"))
+            rows = pair_nodes(nodes_b, nodes_o, ("Conv kxk", "Conv 1x1", "Conv first", "Conv dw", "MaxPool"))
             rows.sort(key=lambda r: -(r[3] - (r[4] or 0.0)))
             print("| node | class | x, w | Baton ms | ORT ms | Baton / ORT | excess ms |")
             print("|---|---|---|---:|---:|---:|---:|")

@@ -230,6 +230,8 @@ BENCHMARK_CAPTURE(RunMaxPool, s2_480x28x28, 480, 28, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, s2_832x14x14, 832, 14, 3, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, k2s2_832x14x14, 832, 14, 2, 2, 0, true)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Sigmoid_1204224, schema::Op::Sigmoid, 96 * 112 * 112)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Swish_1204224, schema::Op::Swish, 96 * 112 * 112)

@@ -324,7 +324,9 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
 
 PackBFn Im2colPacker() { return Active().pack_im2col; }
 
-void MaxPoolPlane(const PoolPlane& g, const float* x, float* y) { Active().max_pool(g, x, y); }
+void MaxPoolPlanes(const PoolPlane& g, int64_t planes, const float* x, float* y) {
+  Active().max_pool(g, planes, x, y);
+}
 
 void WinogradWeights(const float* w, int64_t c, int64_t m, float* u) {
   Active().wino_weights(w, c, m, u);

@@ -186,7 +186,7 @@ struct PoolPlane {
   int64_t kh, kw, sh, sw, dh, pt, pl;
 };
 
-// Floats of the stack row MaxPoolPlane works in: windows wider than half of
+// Floats of the stack row MaxPoolPlanes works in: windows wider than half of
 // it take pool.cc's per-tap path.
 inline constexpr int64_t kPoolRowFloats = 128;
 
@@ -261,9 +261,9 @@ struct GemmImpl {
   void (*unary)(int fn, const float* x, float* y, int64_t n);
   // ApplyEpilogue below.
   void (*epilogue)(const GemmEpilogue& epi, float* y, const float* sum, int64_t n);
-  // Im2colPacker and MaxPoolPlane below.
+  // Im2colPacker and MaxPoolPlanes below.
   PackBFn pack_im2col;
-  void (*max_pool)(const PoolPlane& g, const float* x, float* y);
+  void (*max_pool)(const PoolPlane& g, int64_t planes, const float* x, float* y);
   // The integer kernels (exact: every copy gives the same sums).
   // acc[i * ldacc + j] = sum_k (w[i * ldw + k] ^ flip) * cols[j * k + k]
   // for i < rows, j < n: dot products of 8-bit weight rows with int16 columns.
@@ -379,9 +379,10 @@ void WinogradWeights(const float* w, int64_t c, int64_t m, float* u);
 void WinogradInput(const WinoInputSeg& s, float* scratch);
 void WinogradOutput(const WinoOutputSeg& s);
 
-// The active copy's MaxPool plane filter (PoolPlane above); g.kw <=
+// The active copy's MaxPool plane filter (PoolPlane above) over `planes`
+// consecutive planes (x h * w floats apart, y oh * ow); g.kw <=
 // kPoolRowFloats / 2.
-void MaxPoolPlane(const PoolPlane& g, const float* x, float* y);
+void MaxPoolPlanes(const PoolPlane& g, int64_t planes, const float* x, float* y);
 
 // The active copy's depthwise plane filter.
 void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias, float* y,

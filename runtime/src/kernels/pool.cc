@@ -202,7 +202,7 @@ Status MaxPoolEvalT(const KernelCall& call) {
 }
 
 // Float max pools undilated along x take the separable plane filter
-// compiled per instruction set (MaxPoolPlane, gemm/window_isa.inc); the
+// compiled per instruction set (MaxPoolPlanes, gemm/window_isa.inc); the
 // maximum ignores NaNs, so its order of taps gives the same numbers.
 Status MaxPoolEvalF32(const KernelCall& call) {
   Window2d g;
@@ -210,11 +210,7 @@ Status MaxPoolEvalF32(const KernelCall& call) {
   BATON_RETURN_IF_ERROR(ParsePool(call, &g, &include_pad));
   if (g.dw != 1 || g.kw > kPoolRowFloats / 2) return MaxPoolEvalT<float>(call);
   const PoolPlane plane{g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.pt, g.pl};
-  const float* x = call.inputs[0].f32();
-  float* y = call.outputs[0].f32();
-  for (int64_t p = 0; p < g.n * g.c; ++p) {
-    MaxPoolPlane(plane, x + p * g.h * g.w, y + p * g.oh * g.ow);
-  }
+  MaxPoolPlanes(plane, g.n * g.c, call.inputs[0].f32(), call.outputs[0].f32());
   return Status::Ok();
 }
 
