@@ -463,6 +463,12 @@ void RegisterPerIsa() {
       {"RunConv/Depthwise3x3s2_144x56x56",
        {144, 56, 56, 144, 3, 2, 144, true},
        benchmark::kMicrosecond},
+      // Stems (ConvDirect on AVX2 and AVX-512, im2col + GEMM elsewhere).
+      {"RunConv/Conv7x7s2_stem", {3, 224, 224, 64, 7, 2, 1, false}, benchmark::kMicrosecond},
+      {"RunConv/Conv3x3s2_stem_squeezenet",
+       {3, 224, 224, 64, 3, 2, 1, false, 0},
+       benchmark::kMicrosecond},
+      {"RunConv/Conv3x3s2_stem_mbv2", {3, 224, 224, 32, 3, 2, 1, false}, benchmark::kMicrosecond},
   };
   for (KernelIsa isa : kAllKernelIsas) {
     if (!KernelIsaAvailable(isa)) continue;

@@ -194,6 +194,12 @@ const ConvCase kConvCases[] = {
     // run-time stride of the packer.
     {"stem_7x7_s2", 1, 3, 29, 31, 16, 7, 2, 3, 1, true, -1},
     {"stem_3x3_s2_nopad", 2, 3, 23, 35, 32, 3, 2, 0, 1, true, -1},
+    // The same through ConvDirect (AVX2 and AVX-512: phase rows read in
+    // place): a tall image whose 102 output rows take several bands of the
+    // GEMM path's workspace, 13 output channels (a 12- or 4-row block and a
+    // shifted one); 4 channels at stride 1 with a 5x5 kernel and no bias.
+    {"direct_stem_bands", 1, 3, 203, 21, 13, 3, 2, 1, 1, true, -1},
+    {"direct_s1_4ch_5x5", 2, 4, 30, 19, 24, 5, 1, 2, 1, false, -1},
     {"im2col_s3", 1, 2, 14, 17, 5, 3, 3, 1, 1, true, -1},
     {"grouped", 1, 8, 6, 7, 12, 3, 1, 1, 2, true, -1},
     // k = 9 * 31 = 279 packs in k blocks of 140 and 139 rows, so the second

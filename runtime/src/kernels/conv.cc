@@ -81,6 +81,16 @@ bool RunsWinograd(const ConvGeom& g, const KernelCall& call) {
   return winograd > 0 && WorkspaceSize(call) >= winograd;
 }
 
+// Convolutions of at most 4 input channels (image stems), stride 1 or 2,
+// undilated, that ConvDirect can take (it declines when the ISA or the
+// workspace cannot; a band's phase rows are smaller than the GEMM path's
+// packing buffers for the stems, so plans keep their workspace).
+[[maybe_unused]] bool RunsDirect(const ConvGeom& g) {
+  const Window2d& win = g.win;
+  return g.group == 1 && win.c <= 4 && win.dh == 1 && win.dw == 1 && win.sh == win.sw &&
+         win.sw <= 2 && win.c * win.kh * win.kw <= kConvDirectMaxTaps && !IsPointwise(g);
+}
+
 Status ConvPrepare(const KernelCall& call) {
   ConvGeom g;
   Clamp clamp;
@@ -136,6 +146,40 @@ Status ConvEval(const KernelCall& call) {
                  fused ? &epi : nullptr);
     return Status::Ok();
   }
+
+#if BATON_CONV_DIRECT_BUILT
+  if (RunsDirect(g) && HasWorkspace(call)) {
+    // The stems: no im2col copy (ConvDirect, gemm_core.h), in the GEMM
+    // path's workspace; false (nothing written) sends them on below.
+    const size_t have = WorkspaceSize(call);
+    const int parts = ParallelWorkspaceSlices(have, GemmPathWorkspace(g));
+    const size_t slice = have / static_cast<size_t>(parts) / 64 * 64;
+    epi.row_bias = bias;
+    epi.ldsum = win.oh * win.ow;
+    bool ran = true;
+    for (int64_t n = 0; n < win.n && ran; ++n) {
+      epi.sum = sum ? sum + n * g.m * win.oh * win.ow : nullptr;
+      DirectConv d{};
+      d.x = x + n * win.c * win.h * win.w;
+      d.w = w;
+      d.y = y + n * g.m * win.oh * win.ow;
+      d.epi = &epi;
+      d.c = win.c;
+      d.h = win.h;
+      d.w_in = win.w;
+      d.m = g.m;
+      d.oh = win.oh;
+      d.ow = win.ow;
+      d.kh = win.kh;
+      d.kw = win.kw;
+      d.s = win.sh;
+      d.pt = win.pt;
+      d.pl = win.pl;
+      ran = ConvDirect(d, WorkspaceF32(call), slice, parts);
+    }
+    if (ran) return Status::Ok();
+  }
+#endif
 
   const int64_t cg = win.c / g.group;
   const int64_t mg = g.m / g.group;

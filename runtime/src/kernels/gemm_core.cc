@@ -317,6 +317,41 @@ void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   ParallelFor(split_n ? n : m, split_n ? impl.nr : impl.mr, parts, DirectRange, &s);
 }
 
+#if BATON_CONV_DIRECT_BUILT
+namespace {
+
+struct ConvDirectJob {
+  const DirectConv* g;
+  float* ws;
+  size_t stride;  // floats between slices
+};
+
+void ConvDirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  const ConvDirectJob& j = *static_cast<const ConvDirectJob*>(ctx);
+  Active().conv_direct(*j.g, begin, end, j.ws + static_cast<size_t>(slot) * j.stride);
+}
+
+}  // namespace
+
+bool ConvDirect(DirectConv g, float* ws, size_t slice_bytes, int slices) {
+  const GemmImpl& impl = Active();
+  if (impl.conv_direct == nullptr || g.m < impl.mr || g.c * g.kh * g.kw > kConvDirectMaxTaps) {
+    return false;
+  }
+  g.lq = ConvDirectRowFloats(g.ow, g.kw, g.s);
+  // As many output rows per band as a slice holds (at most the plane).
+  const int64_t row_floats = g.c * g.s * g.s * g.lq;  // per output row past the first
+  const int64_t have = static_cast<int64_t>(slice_bytes / sizeof(float));
+  const int64_t one = ConvDirectBandFloats(g, 1);
+  if (have < one) return false;
+  const int64_t band = 1 + (have - one) / row_floats;
+  g.band = band < g.oh ? band : g.oh;
+  ConvDirectJob job{&g, ws, ParallelSliceStride(slice_bytes) / sizeof(float)};
+  ParallelFor(g.oh, 1, slices, ConvDirectRange, &job);
+  return true;
+}
+#endif
+
 void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias, float* y,
                     float* ws) {
   Active().depthwise(g, x, w, bias, y, ws);

@@ -190,6 +190,49 @@ struct PoolPlane {
 // it take pool.cc's per-tap path.
 inline constexpr int64_t kPoolRowFloats = 128;
 
+// A convolution of few input channels (the stems: RGB images), run as a
+// GEMM whose B rows are read through pointers into phase planes (ConvDirect
+// below) instead of a packed im2col copy. One batch item:
+//   y (m x oh x ow) = w (m x c*kh*kw) * im2col(x (c x h x w)) + bias,
+// stride s (1 or 2) both ways, unit dilation, pads pt (top) and pl (left); the rest
+// of the padding follows from the sizes. Per band of `band` output rows,
+// the padded input rows it reads are split into s phase rows of `lq`
+// floats each, P[ci][r][px][j] = xpad[ci][row0 + r][j * s + px], so that
+// tap (ci, ky, kx) of output columns [j0, j0 + n) is the contiguous run
+// P[ci][oy * s + ky - row0][kx % s][j0 + kx / s ...].
+struct DirectConv {
+  const float* x;
+  const float* w;
+  float* y;
+  const GemmEpilogue* epi;  // row_bias, clamp, act and sum (ldsum = oh * ow)
+  int64_t c, h, w_in, m, oh, ow, kh, kw, s, pt, pl;
+  int64_t band, lq;
+};
+
+// Builds with a ConvDirect kernel (the AVX2 and AVX-512 copies, x86-64
+// only): elsewhere (Cortex-M, aarch64) the stems keep im2col + GEMM and no
+// code of this path is linked.
+#if defined(__x86_64__)
+#define BATON_CONV_DIRECT_BUILT 1
+#else
+#define BATON_CONV_DIRECT_BUILT 0
+#endif
+
+// Most taps (c * kh * kw) ConvDirect takes: its row pointers live on the
+// stack, and one k block covers them all.
+inline constexpr int64_t kConvDirectMaxTaps = 256;
+
+// Floats of one phase row of DirectConv: the output row plus a tile's width
+// of slack (the kernels compute whole tiles past ow) and the taps' reach.
+inline int64_t ConvDirectRowFloats(int64_t ow, int64_t kw, int64_t s) {
+  return ow + 32 + (kw - 1) / s;
+}
+
+// Floats of one band of `band` output rows.
+inline int64_t ConvDirectBandFloats(const DirectConv& g, int64_t band) {
+  return g.c * ((band - 1) * g.s + g.kh) * g.s * g.lq;
+}
+
 // One tile row segment of Winograd F(2x2, 3x3) (conv_winograd.cc), plain
 // values like DwPlane. Input: `len` tiles whose first 4x4 input patch
 // starts at (iy0, ix0) of the h x w planes of `c` channels at x (zero
@@ -288,6 +331,10 @@ struct GemmImpl {
   void (*wino_weights)(const float* w, int64_t c, int64_t m, float* u);
   void (*wino_input)(const WinoInputSeg& s, float* scratch);
   void (*wino_output)(const WinoOutputSeg& s);
+  // DirectConv's output rows [oy0, oy1) in bands of g.band, `ws` holding
+  // ConvDirectBandFloats(g, g.band) floats; null where the kernels are not
+  // vectors (ConvDirect then declines).
+  void (*conv_direct)(const DirectConv& g, int64_t oy0, int64_t oy1, float* ws);
 };
 
 // Most outputs QRequantize takes at a time.
@@ -378,6 +425,13 @@ PackBFn Im2colPacker();
 void WinogradWeights(const float* w, int64_t c, int64_t m, float* u);
 void WinogradInput(const WinoInputSeg& s, float* scratch);
 void WinogradOutput(const WinoOutputSeg& s);
+
+// Runs a convolution of one batch item as DirectConv (g.band and g.lq are
+// set here) on `slices` workspace slices of `slice_bytes` each (threads
+// take output rows); false, having written nothing, when the active copy
+// has no such kernel, g.m is below its tile's rows, or a slice cannot hold
+// one band.
+bool ConvDirect(DirectConv g, float* ws, size_t slice_bytes, int slices);
 
 // The active copy's MaxPool plane filter (PoolPlane above) over `planes`
 // consecutive planes (x h * w floats apart, y oh * ow); g.kw <=
