@@ -220,6 +220,10 @@ const ConvCase kConvCases[] = {
     // No padding, an even output width: segments inside the plane read their
     // rows in place (the last tile row's fourth input row lies below it).
     {"winograd_nopad", 1, 66, 21, 22, 64, 3, 1, 0, 1, true, -1},
+    // 16 input channels, the floor since the transforms went per ISA
+    // (squeezenet's expand layers); 15 stay on im2col + GEMM.
+    {"winograd_16ch", 2, 16, 17, 19, 24, 3, 1, 1, 1, true, -1},
+    {"im2col_15ch", 1, 15, 17, 19, 24, 3, 1, 1, 1, true, -1},
     {"dw_planes", 1, 3, 60, 58, 3, 3, 1, 1, 3, true, -1},
     {"dw_channels_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},
     {"dw_channels", 2, 18, 7, 7, 18, 3, 1, 1, 18, true, -1},

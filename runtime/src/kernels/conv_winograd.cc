@@ -55,10 +55,14 @@ constexpr int64_t kBlockOperandFloats = 256 * 1024;
 constexpr int64_t kNarrowTileBlock = 64;
 constexpr int64_t kMinBlock = 32;
 // Below these the GEMMs (k = input channels, n = tiles) are too thin to beat
-// im2col + GEMM, measured with tests/bench (squeezenet's 16- and 32-channel
-// expand layers, resnet18's 7x7 and 14x14 stages lose).
+// im2col + GEMM, measured with tests/bench (resnet18's 7x7 and 14x14 stages
+// lose). The channel floor was 64 until the transforms went per ISA: since
+// then squeezenet's 16- and 32-channel expand layers (16->64 at 55x55,
+// 32->128 at 27x27, 16->32 at 28x28) run 1.5-1.6x faster on AVX2 and the
+// portable build; on AVX-512 (Zen) between 9% faster and 1.6x slower per
+// layer, no change on squeezenet1_1 and googlenet as a whole.
 constexpr int64_t kMinTiles = 64;
-constexpr int64_t kMinChannels = 64;
+constexpr int64_t kMinChannels = 16;
 // U larger than this (floats: 1 MiB) is not transformed whole: with one
 // tile block (small planes with many channels, resnet18's 256 channels at
 // 14x14) the output channels go in blocks of mb rows, each transforming its
