@@ -340,9 +340,9 @@ bool ConvDirect(DirectConv g, float* ws, size_t slice_bytes, int slices) {
   }
   g.lq = ConvDirectRowFloats(g.ow, g.kw, g.s);
   // As many output rows per band as a slice holds (at most the plane).
-  const int64_t row_floats = g.c * g.s * g.s * g.lq;  // per output row past the first
   const int64_t have = static_cast<int64_t>(slice_bytes / sizeof(float));
   const int64_t one = ConvDirectBandFloats(g, 1);
+  const int64_t row_floats = ConvDirectBandFloats(g, 2) - one;  // per output row past the first
   if (have < one) return false;
   const int64_t band = 1 + (have - one) / row_floats;
   g.band = band < g.oh ? band : g.oh;
