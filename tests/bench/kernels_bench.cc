@@ -204,32 +204,24 @@ void RunMaxPool(benchmark::State& state, int64_t c, int64_t hw, int k, int s, in
 
 // ------------------------------------------------------------ single layers
 // googlenet's stem and inception-branch pools, squeezenet's first pool.
-BENCHMARK_CAPTURE(RunMaxPool, s2_64x112x112, 64, 112, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_64x112x112, 64, 112, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, s1p1_192x28x28, 192, 28, 3, 1, 1, false)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, s1p1_512x14x14, 512, 14, 3, 1, 1, true)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(RunMaxPool, s1p1_832x7x7, 832, 7, 3, 1, 1, true)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(RunMaxPool, s2_64x111x111, 64, 111, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s1p1_832x7x7, 832, 7, 3, 1, 1, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_64x111x111, 64, 111, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, k2s2_64x112x112, 64, 112, 2, 2, 0, false)
     ->Unit(benchmark::kMicrosecond);
 // resnet18's pool; squeezenet1_1's second and third.
 BENCHMARK_CAPTURE(RunMaxPool, s2p1_64x112x112, 64, 112, 3, 2, 1, false)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(RunMaxPool, s2_128x55x55, 128, 55, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(RunMaxPool, s2_256x27x27, 256, 27, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_128x55x55, 128, 55, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_256x27x27, 256, 27, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
 // googlenet's strided pools on small planes (maxpool2-4).
-BENCHMARK_CAPTURE(RunMaxPool, s2_192x56x56, 192, 56, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(RunMaxPool, s2_480x28x28, 480, 28, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(RunMaxPool, s2_832x14x14, 832, 14, 3, 2, 0, true)
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_192x56x56, 192, 56, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_480x28x28, 480, 28, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunMaxPool, s2_832x14x14, 832, 14, 3, 2, 0, true)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunMaxPool, k2s2_832x14x14, 832, 14, 2, 2, 0, true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Sigmoid_1204224, schema::Op::Sigmoid, 96 * 112 * 112)
@@ -289,7 +281,7 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_16to72_56x56, ConvSpec{16, 56, 56, 72, 1, 1, 
 // Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the path
 // plans run (channel blocks or phase planes, by shape) and on the row path
 // (_rows).
-#define BATON_DW_BENCH(name, ...)                                                  \
+#define BATON_DW_BENCH(name, ...)                                                         \
   BENCHMARK_CAPTURE(RunConv, name, ConvSpec{__VA_ARGS__})->Unit(benchmark::kMicrosecond); \
   BENCHMARK_CAPTURE(RunConv, name##_rows, ConvSpec{__VA_ARGS__}, 0)->Unit(benchmark::kMicrosecond)
 BATON_DW_BENCH(Depthwise3x3_32x112x112, 32, 112, 112, 32, 3, 1, 32, true);
@@ -462,6 +454,32 @@ void RegisterPerIsa() {
        benchmark::kMicrosecond},
       {"RunConv/Depthwise3x3s2_144x56x56",
        {144, 56, 56, 144, 3, 2, 144, true},
+       benchmark::kMicrosecond},
+      // Stride 1: 112, 28 and 14 wide planes (a 5x5).
+      {"RunConv/Depthwise3x3_32x112x112",
+       {32, 112, 112, 32, 3, 1, 32, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise3x3_192x28x28",
+       {192, 28, 28, 192, 3, 1, 192, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5_240x14x14",
+       {240, 14, 14, 240, 5, 1, 240, false},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5_240x28x28",
+       {240, 28, 28, 240, 5, 1, 240, false},
+       benchmark::kMicrosecond},
+      // Stride 2 from 112, 28 and 14 wide planes, and a 5x5.
+      {"RunConv/Depthwise3x3s2_96x112x112",
+       {96, 112, 112, 96, 3, 2, 96, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise3x3s2_192x28x28",
+       {192, 28, 28, 192, 3, 2, 192, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise3x3s2_576x14x14",
+       {576, 14, 14, 576, 3, 2, 576, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5s2_240x28x28",
+       {240, 28, 28, 240, 5, 2, 240, false},
        benchmark::kMicrosecond},
       // Stems (ConvDirect on AVX2 and AVX-512, im2col + GEMM elsewhere).
       {"RunConv/Conv7x7s2_stem", {3, 224, 224, 64, 7, 2, 1, false}, benchmark::kMicrosecond},

@@ -1,9 +1,9 @@
 // Conv's and Gemm's fused epilogue (issue 17): y = act(clamp(op(x) + bias +
 // sum)) for every FusedActivation, on every convolution path (1x1 direct,
-// im2col + GEMM with strides 1, 2 and 3, stems, grouped, Winograd, depthwise phase planes, channel blocks
-// and rows) and both Gemm drivers (packed, Gemv), with every instruction
-// set this build and CPU have. The reference is a plain double-precision
-// loop here (convolution by definition, activations from <cmath>).
+// im2col + GEMM with strides 1, 2 and 3, stems, grouped, Winograd, depthwise phase planes, channel
+// blocks, direct and rows) and both Gemm drivers (packed, Gemv), with every instruction set this
+// build and CPU have. The reference is a plain double-precision loop here (convolution by
+// definition, activations from <cmath>).
 
 #include <gtest/gtest.h>
 
@@ -224,18 +224,39 @@ const ConvCase kConvCases[] = {
     // (squeezenet's expand layers); 15 stay on im2col + GEMM.
     {"winograd_16ch", 2, 16, 17, 19, 24, 3, 1, 1, 1, true, -1},
     {"im2col_15ch", 1, 15, 17, 19, 24, 3, 1, 1, 1, true, -1},
+    // Phase planes: the 3x3 case runs the direct path on AVX2 and AVX-512
+    // (the portable copy keeps the planes), the 7x7 one the planes on all.
     {"dw_planes", 1, 3, 60, 58, 3, 3, 1, 1, 3, true, -1},
+    {"dw_planes_7x7", 1, 2, 62, 60, 2, 7, 1, 3, 2, false, -1},
     {"dw_channels_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},
     {"dw_channels", 2, 18, 7, 7, 18, 3, 1, 1, 18, true, -1},
-    // Channel blocks in several bands of rows, a partial last block.
+    // Channel blocks in several bands of rows, a partial last block; rows of
+    // 38 at stride 1 and 13 at stride 2, which the direct path leaves alone.
     {"dw_bands", 1, 20, 40, 38, 20, 3, 1, 1, 20, true, -1},
-    {"dw_bands_s2", 2, 17, 50, 47, 17, 3, 2, 1, 17, false, -1},
-    {"dw_bands_5x5_s2", 1, 18, 58, 57, 18, 5, 2, 2, 18, true, -1},
+    {"dw_bands_s2", 2, 17, 70, 25, 17, 3, 2, 1, 17, false, -1},
+    {"dw_bands_5x5_s2", 1, 18, 70, 26, 18, 5, 2, 2, 18, true, -1},
     // Channel blocks whose packing runs 8 x 8 blocks across row ends: rows of
     // 13 and of 3 floats (a block spans up to three rows, the tail two).
     {"dw_bands_w13_5x5", 1, 17, 11, 13, 17, 5, 1, 2, 17, true, -1},
     {"dw_bands_w3", 1, 16, 9, 3, 16, 3, 1, 1, 16, false, -1},
     {"dw_rows", 1, 5, 9, 10, 5, 3, 2, 1, 5, false, 0},
+    // The direct path (x86-64 AVX2 and AVX-512 where wide enough; elsewhere
+    // these take the other paths): rows of 63 and 125 (edge, inner and
+    // masked last vectors), 10 and 13 output rows (blocks of four, then
+    // single rows); 5x5 with the left padding 2 and 1; 3x3 with padding 2
+    // and none; a multiplier of 2; no workspace (an older plan). The 5x5
+    // channel blocks at stride 2 keep a case of their own (rows of 10).
+    {"dw_direct_s2_wide", 1, 5, 19, 125, 5, 3, 2, 1, 5, true, -1},
+    {"dw_direct_s2_5x5", 2, 3, 22, 61, 3, 5, 2, 2, 3, true, -1},
+    {"dw_direct_s2_5x5_pad1", 1, 2, 15, 60, 2, 5, 2, 1, 2, false, -1},
+    {"dw_direct_s2_pad2", 1, 2, 11, 61, 2, 3, 2, 2, 2, true, -1},
+    {"dw_direct_s2_nopad", 1, 4, 13, 60, 4, 3, 2, 0, 4, false, -1},
+    {"dw_direct_s2_mult2", 1, 2, 9, 58, 4, 3, 2, 1, 2, true, -1},
+    {"dw_direct_s2_no_workspace", 1, 3, 9, 64, 3, 3, 2, 1, 3, true, 0},
+    {"dw_direct_s1_wide", 1, 5, 13, 125, 5, 3, 1, 1, 5, true, -1},
+    {"dw_direct_s1_5x5", 1, 3, 11, 61, 3, 5, 1, 2, 3, false, -1},
+    {"dw_direct_s1_nopad_mult2", 1, 2, 9, 70, 4, 3, 1, 0, 2, true, -1},
+    {"dw_channels_5x5_s2", 1, 17, 12, 20, 17, 5, 2, 2, 17, true, -1},
     {"dw_mult2_5x5", 1, 3, 12, 12, 6, 5, 1, 2, 3, true, -1},
 };
 
@@ -254,6 +275,49 @@ TEST(ConvEpilogueTest, EveryActivationPathAndIsa) {
     }
   }
   EXPECT_GE(ran, 225);
+}
+
+// The direct path takes the depthwise shapes depthwise_conv.cc names, per
+// instruction set (AVX-512: 3x3 and 5x5, rows of at least 14 outputs at
+// stride 2 and more than 56 at stride 1; AVX2: the same with 3x3 only and
+// at least 28 at stride 2; portable: none), and every dw_direct case above
+// runs it on AVX-512.
+TEST(ConvEpilogueTest, DirectPathShapes) {
+  const testing::IsaGuard restore;
+  int checked = 0;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (!KernelIsaAvailable(isa)) continue;
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    const std::string name = KernelIsaName(isa);
+    const bool avx512 = name.rfind("avx512", 0) == 0;
+    const bool avx2 = name == "avx2";
+    for (const ConvCase& cc : kConvCases) {
+      if (cc.group != cc.c || cc.group == 1) continue;
+      kernels::ConvGeom g;
+      g.win.n = cc.n;
+      g.win.c = cc.c;
+      g.win.h = cc.h;
+      g.win.w = cc.w;
+      g.win.kh = g.win.kw = cc.k;
+      g.win.sh = g.win.sw = cc.stride;
+      g.win.pt = g.win.pl = g.win.pb = g.win.pr = cc.pad;
+      g.win.oh = (cc.h + 2 * cc.pad - cc.k) / cc.stride + 1;
+      g.win.ow = (cc.w + 2 * cc.pad - cc.k) / cc.stride + 1;
+      g.m = cc.m;
+      g.group = cc.group;
+      const int64_t ow = g.win.ow;
+      const bool k35 = cc.k == 3 || cc.k == 5;
+      bool want = false;
+      if (avx512) want = k35 && (cc.stride == 2 ? ow >= 14 : ow > 56);
+      if (avx2) want = cc.k == 3 && (cc.stride == 2 ? ow >= 28 : ow > 56);
+      if (avx512 && std::string(cc.name).rfind("dw_direct", 0) == 0) {
+        EXPECT_TRUE(want) << cc.name;
+      }
+      EXPECT_EQ(kernels::DepthwiseRunsDirect(g), want) << cc.name << " " << name;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 20);
 }
 
 // Prepare rejects a sum of another shape or dtype.

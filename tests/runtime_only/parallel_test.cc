@@ -189,8 +189,8 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                                   packed.data(), g.n, epi, sliced_ws.data(), threads);
         EXPECT_TRUE(std::all_of(sliced_ws.begin() + static_cast<std::ptrdiff_t>(planned),
                                 sliced_ws.end(), [&](float v) { return v == kCanary; }))
-            << KernelIsaName(isa) << " workspace overrun, m " << g.m << " n " << g.n
-            << " threads " << threads;
+            << KernelIsaName(isa) << " workspace overrun, m " << g.m << " n " << g.n << " threads "
+            << threads;
         kernels::GemmDirect(g.m, g.n, g.k, a.data(), g.k, b.data(), g.n, direct.data(), g.n, epi);
         EXPECT_EQ(pool.splits(), 2) << "both GEMMs split";
         EXPECT_TRUE(SameBits(packed, packed1))
@@ -274,9 +274,13 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3), one tile block
       {64, 29, 27, 72, 3, 1, 1, 1},    // Winograd, tile blocks of 96, 64 and 50 tiles
       {128, 13, 13, 132, 3, 1, 1, 1},  // Winograd, U in blocks of output channels
-      {8, 60, 60, 8, 3, 1, 1, 8},      // depthwise, phase planes (large unit-stride plane)
+      {8, 60, 60, 8, 3, 1, 1, 8},      // depthwise, a large unit-stride plane (phase
+                                       // planes; AVX2 and AVX-512: the direct path)
       {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, channel blocks in bands of rows
-      {40, 48, 46, 40, 3, 2, 1, 40},   // depthwise stride 2, bands, a partial block
+      {40, 48, 46, 40, 3, 2, 1, 40},   // depthwise stride 2 (rows of 23: AVX-512's
+                                       // direct path, else bands and a partial block)
+      {24, 60, 58, 24, 3, 2, 1, 24},   // depthwise stride 2, rows of 29: the direct
+                                       // path on AVX2 and AVX-512
       {328, 9, 9, 328, 3, 1, 1, 328},  // depthwise, channel blocks (small planes)
       {96, 28, 28, 96, 5, 2, 2, 96},   // depthwise 5x5 stride 2
       {32, 20, 20, 32, 3, 1, 1, 4},    // grouped

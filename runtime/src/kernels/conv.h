@@ -35,11 +35,20 @@ inline bool IsPointwise(const ConvGeom& g) {
 Status ParseConvGeometry(const TensorArg& x, const TensorArg& w, const TensorArg& y,
                          const schema::ConvParams& p, ConvGeom* out);
 
-// The workspace DepthwiseConv's phase-plane path needs.
+// The workspace DepthwiseConv's phase-plane or channel-block path needs.
 size_t DepthwiseWorkspaceBytes(const ConvGeom& g);
 
-// y[n, m] for all n, m. `bias` may be null. With a workspace of
-// DepthwiseWorkspaceBytes the phase-plane path runs, else the row path.
+// Whether DepthwiseConv runs g on the direct path with the active kernels
+// (x86-64 AVX2 and AVX-512 builds only; depthwise_conv.cc).
+#if BATON_DW_DIRECT_BUILT
+bool DepthwiseRunsDirect(const ConvGeom& g);
+#else
+inline bool DepthwiseRunsDirect(const ConvGeom&) { return false; }
+#endif
+
+// y[n, m] for all n, m. `bias` may be null. The direct path where it takes
+// the layer; else with a workspace of DepthwiseWorkspaceBytes the
+// phase-plane or channel-block path, else the row path.
 // `fused` (may be null): ApplyEpilogue on each finished output row, channel
 // or channel block, its sum (when non-null) laid out as y; `clamp` is then
 // disabled and fused->clamp applies instead.

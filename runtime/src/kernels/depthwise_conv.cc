@@ -23,6 +23,16 @@
 //   workspace: [ sh * sw phase planes: hq x wq ][ accumulators: rows x wq ]
 //              [ with stride: one padded row, wq * sw ]
 //
+// The direct path (x86-64 AVX2 and AVX-512 copies; it takes a layer before
+// the others, whatever its workspace): 3x3 and 5x5 kernels (AVX2: 3x3) at
+// stride 1 on rows wider than 56 outputs, or at stride 2 on rows of at
+// least 14 (AVX2: 28), unit dilation. Per channel, four output rows at a
+// time straight from the NCHW input rows, a vector of outputs per step (at
+// stride 2 the even and odd input columns come from in-register shuffles):
+// nothing is packed or copied (gemm/depthwise_isa.inc). Plans still reserve
+// the other paths' workspace for these layers: which path runs depends on
+// the CPU.
+//
 // The row path (a plan without that workspace, from an older planner): one
 // output row at a time; 3x3 kernels with unit dilation and stride 1 or 2
 // take a single pass per row with all nine taps in registers (rows in the
@@ -176,6 +186,14 @@ bool UsesChannelBlocks(const DwPlane& p) {
 
 }  // namespace
 
+#if BATON_DW_DIRECT_BUILT
+bool DepthwiseRunsDirect(const ConvGeom& cg) {
+  const Window2d& g = cg.win;
+  if (g.h <= 0 || g.w <= 0 || g.oh <= 0 || g.ow <= 0) return false;
+  return DepthwiseDirect(PlaneGeometry(cg, Clamp())) != nullptr;
+}
+#endif
+
 size_t DepthwiseWorkspaceBytes(const ConvGeom& cg) {
   const Window2d& g = cg.win;
   if (g.oh <= 0 || g.ow <= 0 || g.h <= 0 || g.w <= 0) return 0;
@@ -239,6 +257,29 @@ void PlaneRange(void* ctx, int64_t begin, int64_t end, int slot) {
   }
 }
 
+#if BATON_DW_DIRECT_BUILT
+struct DirectJob {
+  DwJob dw;
+  DwDirectFn fn;
+};
+
+void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
+  (void)slot;
+  const DirectJob& s = *static_cast<const DirectJob*>(ctx);
+  const DwJob& j = s.dw;
+  const ConvGeom& cg = *j.cg;
+  const Window2d& g = cg.win;
+  const int64_t mult = cg.m / g.c;
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t n = item / cg.m;
+    const int64_t m = item % cg.m;
+    s.fn(*j.plane, j.x + (n * g.c + m / mult) * g.h * g.w, j.w + m * g.kh * g.kw,
+         j.bias ? j.bias[m] : 0.0f, j.y + (n * cg.m + m) * g.oh * g.ow);
+    Finish(j.fused, j.y, (n * cg.m + m) * g.oh * g.ow, g.oh * g.ow);
+  }
+}
+#endif
+
 void RowPathRange(void* ctx, int64_t begin, int64_t end, int slot) {
   (void)slot;
   const DwJob& j = *static_cast<const DwJob*>(ctx);
@@ -284,8 +325,22 @@ void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const flo
   const Window2d& g = cg.win;
   const size_t need = DepthwiseWorkspaceBytes(cg);
   const int64_t outputs = g.n * cg.m * g.oh * g.ow;
-  DwJob job{&cg, nullptr, x,  w,  bias, &clamp, fused,
-            y,   ws,      static_cast<int64_t>(ParallelSliceStride(need) / sizeof(float))};
+  DwJob job{
+      &cg,    nullptr, x, w,  bias,
+      &clamp, fused,   y, ws, static_cast<int64_t>(ParallelSliceStride(need) / sizeof(float))};
+#if BATON_DW_DIRECT_BUILT
+  // The direct path needs no workspace: it runs whatever the plan reserved
+  // (which covers the other paths, for CPUs without it).
+  if (g.h > 0 && g.w > 0 && g.oh > 0 && g.ow > 0) {
+    const DwPlane plane = PlaneGeometry(cg, clamp);
+    DirectJob djob{job, DepthwiseDirect(plane)};
+    if (djob.fn != nullptr) {
+      djob.dw.plane = &plane;
+      ParallelFor(g.n * cg.m, 1, outputs < kDwParallelMinOutputs ? 1 : 1 << 10, DirectRange, &djob);
+      return;
+    }
+  }
+#endif
   if (ws != nullptr && need > 0 && ws_bytes >= need) {
     const DwPlane plane = PlaneGeometry(cg, clamp);
     job.plane = &plane;

@@ -422,6 +422,15 @@ void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lan
   Active().depthwise_channels(g, x, m0, lanes, mult, w, bias, y, ws);
 }
 
+#if BATON_DW_DIRECT_BUILT
+DwDirectFn DepthwiseDirect(const DwPlane& g) {
+  const GemmImpl& impl = Active();
+  return impl.depthwise_direct_takes != nullptr && impl.depthwise_direct_takes(g)
+             ? impl.depthwise_direct
+             : nullptr;
+}
+#endif
+
 }  // namespace kernels
 
 const char* KernelIsaName(KernelIsa isa) {

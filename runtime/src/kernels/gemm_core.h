@@ -218,6 +218,15 @@ struct DirectConv {
 #define BATON_CONV_DIRECT_BUILT 0
 #endif
 
+// Builds with GemmImpl::depthwise_direct (the direct path of
+// depthwise_conv.cc; its kernels are the AVX2 and AVX-512 copies', null in
+// the x86-64 portable copy). Elsewhere the fields do not exist.
+#if defined(__x86_64__)
+#define BATON_DW_DIRECT_BUILT 1
+#else
+#define BATON_DW_DIRECT_BUILT 0
+#endif
+
 // Most taps (c * kh * kw) ConvDirect takes: its row pointers live on the
 // stack, and one k block covers them all.
 inline constexpr int64_t kConvDirectMaxTaps = 256;
@@ -335,6 +344,15 @@ struct GemmImpl {
   // ConvDirectBandFloats(g, g.band) floats; null where the kernels are not
   // vectors (ConvDirect then declines).
   void (*conv_direct)(const DirectConv& g, int64_t oy0, int64_t oy1, float* ws);
+#if BATON_DW_DIRECT_BUILT
+  // Whether depthwise_direct runs a layer of this shape (stride 1 or 2,
+  // unit dilation, a 3x3 or 5x5 kernel, rows wide enough for this copy's
+  // vectors); null where not built.
+  bool (*depthwise_direct_takes)(const DwPlane& g);
+  // One channel of such a layer, from its NCHW plane x to its plane y (w:
+  // its K x K weights), with DwPlane's clamp; no workspace.
+  void (*depthwise_direct)(const DwPlane& g, const float* x, const float* w, float bias, float* y);
+#endif
 };
 
 // Most outputs QRequantize takes at a time.
@@ -444,6 +462,12 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
 // The active copy's channel-block depthwise filter.
 void DepthwiseChannels(const DwPlane& g, const float* x, int64_t m0, int64_t lanes, int64_t mult,
                        const float* w, const float* bias, float* y, float* ws);
+#if BATON_DW_DIRECT_BUILT
+// The active copy's direct depthwise filter (GemmImpl::depthwise_direct) if
+// it takes layers of g's shape, else null.
+using DwDirectFn = void (*)(const DwPlane& g, const float* x, const float* w, float bias, float* y);
+DwDirectFn DepthwiseDirect(const DwPlane& g);
+#endif
 
 }  // namespace kernels
 }  // namespace baton
