@@ -230,6 +230,12 @@ BENCHMARK_CAPTURE(RunUnary, Swish_1204224, schema::Op::Swish, 96 * 112 * 112)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunUnary, Tanh_1204224, schema::Op::Tanh, 96 * 112 * 112)
     ->Unit(benchmark::kMicrosecond);
+// In cache (a 112 x 112 plane): the activation's arithmetic alone, as in
+// the fused epilogues.
+BENCHMARK_CAPTURE(RunUnary, Swish_12544, schema::Op::Swish, 112 * 112)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunUnary, Sigmoid_12544, schema::Op::Sigmoid, 112 * 112)
+    ->Unit(benchmark::kMicrosecond);
 // ViT-B/16 at 224: 12 heads x 197 queries, 197 keys; axis 0 of [1000, 64].
 BENCHMARK_CAPTURE(RunSoftmax, Softmax_vit_12x197x197, 12 * 197, 197, 1)
     ->Unit(benchmark::kMicrosecond);
@@ -492,6 +498,15 @@ void RegisterPerIsa() {
     if (!KernelIsaAvailable(isa)) continue;
     const std::string suffix = std::string("/isa:") + KernelIsaName(isa);
     for (const auto& conv : kConvs) RegisterConvWithIsa(conv.name, conv.spec, isa, conv.unit);
+    // Swish in cache and out of it (efficientnet's activation).
+    for (const int64_t n : {int64_t{112 * 112}, int64_t{96 * 112 * 112}}) {
+      benchmark::RegisterBenchmark(
+          ("RunUnary/Swish_" + std::to_string(n) + suffix).c_str(),
+          [isa, n](benchmark::State& st) {
+            WithIsa(st, isa, [n](benchmark::State& s) { RunUnary(s, schema::Op::Swish, n); });
+          })
+          ->Unit(benchmark::kMicrosecond);
+    }
     // The im2col + GEMM layers with the largest excess over ONNX Runtime
     // (tools/profile_vs_ort.py --nodes): 3x3 layers on planes too small for
     // Winograd (14x14, 13x13, 7x7: n = 196, 169, 49), few input channels
