@@ -13,6 +13,7 @@
 #include <string>
 
 #include "baton/planner/analysis/inspect.h"
+#include "common/process_dir.h"
 
 namespace baton::test {
 
@@ -40,12 +41,14 @@ inline CliResult RunBaton(const std::string& args) {
   return r;
 }
 
-// BATON_BINARY_DIR/<name>, written by `python SCRIPT DIR` (SCRIPT relative to
-// the source tree) the first time a test of this process asks for it. Call it
-// from one function-local static per directory.
+// test::ProcessScratchDir(name) (this process's own copy), written by
+// `python SCRIPT DIR` (SCRIPT relative to the source tree) the first time a
+// test of this process asks for it. Call it from one function-local static
+// per directory.
 inline std::string GeneratedCasesDir(const std::string& script, const std::string& name) {
-  const std::string d = std::string(BATON_BINARY_DIR) + "/" + name;
-  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR + "/" + script + " " + d;
+  const std::string d = test::ProcessScratchDir(name);
+  const std::string cmd =
+      std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR + "/" + script + " " + d;
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return d;
 }

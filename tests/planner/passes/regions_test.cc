@@ -20,6 +20,7 @@
 #include "baton/planner/analysis/cost.h"
 #include "baton/planner/analysis/inspect.h"
 #include "baton/planner/passes/assign.h"
+#include "common/process_dir.h"
 #include "common/test_util.h"
 
 namespace baton::planner {
@@ -28,10 +29,11 @@ namespace {
 using test::PlanBytes;
 using test::PlanSpec;
 
-// tests/planner/passes/region_models.py make, once per process.
+// tests/planner/passes/region_models.py make, once per process, into the
+// process's own directory.
 const std::string& ModelDir() {
   static const std::string dir = [] {
-    const std::string d = std::string(BATON_BINARY_DIR) + "/region_models";
+    const std::string d = test::ProcessScratchDir("region_models");
     const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
                             "/tests/planner/passes/region_models.py make " + d;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
