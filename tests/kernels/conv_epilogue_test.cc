@@ -254,6 +254,7 @@ const ConvCase kConvCases[] = {
     {"dw_direct_s2_mult2", 1, 2, 9, 58, 4, 3, 2, 1, 2, true, -1},
     {"dw_direct_s2_no_workspace", 1, 3, 9, 64, 3, 3, 2, 1, 3, true, 0},
     {"dw_direct_s1_wide", 1, 5, 13, 125, 5, 3, 1, 1, 5, true, -1},
+    {"dw_direct_s1_56", 1, 4, 9, 56, 4, 3, 1, 1, 4, true, -1},
     {"dw_direct_s1_5x5", 1, 3, 11, 61, 3, 5, 1, 2, 3, false, -1},
     {"dw_direct_s1_nopad_mult2", 1, 2, 9, 70, 4, 3, 1, 0, 2, true, -1},
     {"dw_channels_5x5_s2", 1, 17, 12, 20, 17, 5, 2, 2, 17, true, -1},
@@ -279,9 +280,9 @@ TEST(ConvEpilogueTest, EveryActivationPathAndIsa) {
 
 // The direct path takes the depthwise shapes depthwise_conv.cc names, per
 // instruction set (AVX-512: 3x3 and 5x5, rows of at least 14 outputs at
-// stride 2 and more than 56 at stride 1; AVX2: the same with 3x3 only and
-// at least 28 at stride 2; portable: none), and every dw_direct case above
-// runs it on AVX-512.
+// stride 2, at stride 1 at least 56 for 3x3 and more than 56 for 5x5; AVX2:
+// the same with 3x3 only and at least 28 at stride 2; portable: none), and
+// every dw_direct case above runs it on AVX-512.
 TEST(ConvEpilogueTest, DirectPathShapes) {
   const testing::IsaGuard restore;
   int checked = 0;
@@ -308,8 +309,9 @@ TEST(ConvEpilogueTest, DirectPathShapes) {
       const int64_t ow = g.win.ow;
       const bool k35 = cc.k == 3 || cc.k == 5;
       bool want = false;
-      if (avx512) want = k35 && (cc.stride == 2 ? ow >= 14 : ow > 56);
-      if (avx2) want = cc.k == 3 && (cc.stride == 2 ? ow >= 28 : ow > 56);
+      const bool s1 = cc.k == 3 ? ow >= 56 : ow > 56;  // at stride 1
+      if (avx512) want = k35 && (cc.stride == 2 ? ow >= 14 : s1);
+      if (avx2) want = cc.k == 3 && (cc.stride == 2 ? ow >= 28 : s1);
       if (avx512 && std::string(cc.name).rfind("dw_direct", 0) == 0) {
         EXPECT_TRUE(want) << cc.name;
       }
