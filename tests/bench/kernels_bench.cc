@@ -271,6 +271,9 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_64to256_56x56, ConvSpec{64, 56, 56, 256, 1, 1
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
+// squeezenet1_1's classifier: 512 -> 1000 at 13x13 (n = 169).
+BENCHMARK_CAPTURE(RunConv, Conv1x1_512to1000_13x13, ConvSpec{512, 13, 13, 1000, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
 // Narrow outputs (n = 49, 196) and small k: MobileNet v3-small's 1x1 layers.
 BENCHMARK_CAPTURE(RunConv, Conv1x1_96to576_7x7, ConvSpec{96, 7, 7, 576, 1, 1, 1, false})
     ->Unit(benchmark::kMicrosecond);
