@@ -224,6 +224,9 @@ struct DwJob {
   float* y;
   float* ws;
   int64_t slice_floats;
+#if BATON_DW_DIRECT_BUILT
+  DwDirectFn direct;  // non-null: PlaneRange runs the direct path
+#endif
 };
 
 void ChannelBlockRange(void* ctx, int64_t begin, int64_t end, int slot) {
@@ -242,6 +245,18 @@ void ChannelBlockRange(void* ctx, int64_t begin, int64_t end, int slot) {
   }
 }
 
+// One channel on the phase planes, or on the direct path when the job has it
+// (which reads no workspace).
+void PlaneChannel(const DwJob& j, const float* x, const float* w, float bias, float* y, float* ws) {
+#if BATON_DW_DIRECT_BUILT
+  if (j.direct != nullptr) {
+    j.direct(*j.plane, x, w, bias, y);
+    return;
+  }
+#endif
+  DepthwisePlane(*j.plane, x, w, bias, y, ws);
+}
+
 void PlaneRange(void* ctx, int64_t begin, int64_t end, int slot) {
   const DwJob& j = *static_cast<const DwJob*>(ctx);
   const ConvGeom& cg = *j.cg;
@@ -251,34 +266,11 @@ void PlaneRange(void* ctx, int64_t begin, int64_t end, int slot) {
   for (int64_t item = begin; item < end; ++item) {
     const int64_t n = item / cg.m;
     const int64_t m = item % cg.m;
-    DepthwisePlane(*j.plane, j.x + (n * g.c + m / mult) * g.h * g.w, j.w + m * g.kh * g.kw,
-                   j.bias ? j.bias[m] : 0.0f, j.y + (n * cg.m + m) * g.oh * g.ow, ws);
+    PlaneChannel(j, j.x + (n * g.c + m / mult) * g.h * g.w, j.w + m * g.kh * g.kw,
+                 j.bias ? j.bias[m] : 0.0f, j.y + (n * cg.m + m) * g.oh * g.ow, ws);
     Finish(j.fused, j.y, (n * cg.m + m) * g.oh * g.ow, g.oh * g.ow);
   }
 }
-
-#if BATON_DW_DIRECT_BUILT
-struct DirectJob {
-  DwJob dw;
-  DwDirectFn fn;
-};
-
-void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
-  (void)slot;
-  const DirectJob& s = *static_cast<const DirectJob*>(ctx);
-  const DwJob& j = s.dw;
-  const ConvGeom& cg = *j.cg;
-  const Window2d& g = cg.win;
-  const int64_t mult = cg.m / g.c;
-  for (int64_t item = begin; item < end; ++item) {
-    const int64_t n = item / cg.m;
-    const int64_t m = item % cg.m;
-    s.fn(*j.plane, j.x + (n * g.c + m / mult) * g.h * g.w, j.w + m * g.kh * g.kw,
-         j.bias ? j.bias[m] : 0.0f, j.y + (n * cg.m + m) * g.oh * g.ow);
-    Finish(j.fused, j.y, (n * cg.m + m) * g.oh * g.ow, g.oh * g.ow);
-  }
-}
-#endif
 
 void RowPathRange(void* ctx, int64_t begin, int64_t end, int slot) {
   (void)slot;
@@ -333,10 +325,11 @@ void DepthwiseConv(const ConvGeom& cg, const float* x, const float* w, const flo
   // (which covers the other paths, for CPUs without it).
   if (g.h > 0 && g.w > 0 && g.oh > 0 && g.ow > 0) {
     const DwPlane plane = PlaneGeometry(cg, clamp);
-    DirectJob djob{job, DepthwiseDirect(plane)};
-    if (djob.fn != nullptr) {
-      djob.dw.plane = &plane;
-      ParallelFor(g.n * cg.m, 1, outputs < kDwParallelMinOutputs ? 1 : 1 << 10, DirectRange, &djob);
+    job.direct = DepthwiseDirect(plane);
+    if (job.direct != nullptr) {
+      job.plane = &plane;
+      job.slice_floats = 0;  // no workspace (ws may be null)
+      ParallelFor(g.n * cg.m, 1, outputs < kDwParallelMinOutputs ? 1 : 1 << 10, PlaneRange, &job);
       return;
     }
   }
