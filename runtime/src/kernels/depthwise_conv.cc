@@ -225,7 +225,7 @@ struct DwJob {
   float* ws;
   int64_t slice_floats;
 #if BATON_DW_DIRECT_BUILT
-  DwDirectFn direct;  // non-null: PlaneRange runs the direct path
+  DwDirectFn direct = nullptr;  // non-null: PlaneRange runs the direct path
 #endif
 };
 
