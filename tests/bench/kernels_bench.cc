@@ -271,6 +271,13 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_64to256_56x56, ConvSpec{64, 56, 56, 256, 1, 1
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_960to160_7x7, ConvSpec{960, 7, 7, 160, 1, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
+// ResNet-50's bottleneck 1x1 layers: n = 49 and 196 with large m and k.
+BENCHMARK_CAPTURE(RunConv, Conv1x1_512to2048_7x7, ConvSpec{512, 7, 7, 2048, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_256to1024_14x14, ConvSpec{256, 14, 14, 1024, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_1024to256_14x14, ConvSpec{1024, 14, 14, 256, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
 // squeezenet1_1's classifier: 512 -> 1000 at 13x13 (n = 169).
 BENCHMARK_CAPTURE(RunConv, Conv1x1_512to1000_13x13, ConvSpec{512, 13, 13, 1000, 1, 1, 1, false})
     ->Unit(benchmark::kMicrosecond);
