@@ -252,6 +252,11 @@ BENCHMARK_CAPTURE(RunConv, Conv3x3_256x14x14, ConvSpec{256, 14, 14, 256, 3, 1, 1
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3_512x7x7, ConvSpec{512, 7, 7, 512, 3, 1, 1, false})
     ->Unit(benchmark::kMillisecond);
+// ResNet-50's strided 3x3 layers (the first block of stages 2 and 3).
+BENCHMARK_CAPTURE(RunConv, Conv3x3s2_128x56x56, ConvSpec{128, 56, 56, 128, 3, 2, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv3x3s2_256x28x28, ConvSpec{256, 28, 28, 256, 3, 2, 1, false})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv7x7s2_stem, ConvSpec{3, 224, 224, 64, 7, 2, 1, false})
     ->Unit(benchmark::kMillisecond);
 // The first convolutions of mobilenet_v2, squeezenet1_1 (no padding) and
