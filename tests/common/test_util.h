@@ -40,6 +40,18 @@ inline const std::string& GraphDir() {
 
 inline std::string GraphPath(const std::string& graph) { return GraphDir() + "/" + graph + ".json"; }
 
+// Runs the shell `command` that writes the generated cases of `dir` once per
+// build directory: under flock(1) on dir.lock, unless dir/done exists, which
+// it creates when the command succeeds. ctest runs each gtest case as its
+// own process, several at once; without the lock two of them wrote the same
+// folder and one read a half-written file (FoldModels.Arange: "not a .npy
+// file (bad magic)"). False when the command failed.
+inline bool GenerateOnce(const std::string& dir, const std::string& command) {
+  const std::string cmd = "mkdir -p " + dir + " && flock " + dir + ".lock -c '[ -f " + dir +
+                          "/done ] || { " + command + " && touch " + dir + "/done; }'";
+  return std::system(cmd.c_str()) == 0;
+}
+
 // Runs tests/conformance/<script> OUT_DIR once per test process, with
 // OUT_DIR = BATON_BINARY_DIR/conformance/<name> (output in OUT_DIR.log), and
 // returns OUT_DIR. The scripts skip work when their cases are current and

@@ -21,14 +21,10 @@ struct Model {
 
 std::string Export(const Model& m) {
   const std::string dir = std::string(BATON_BINARY_DIR) + "/conformance/" + m.name + "_" + std::to_string(m.size);
-  const std::string onnx = dir + "/" + m.name + ".onnx";
-  if (!std::ifstream(onnx).good()) {
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tools/export_torchvision.py " + m.name + " " + dir + " --size " +
-                            std::to_string(m.size) + " > " + dir + ".log 2>&1";
-    std::system(("mkdir -p " + dir).c_str());
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                          "/tools/export_torchvision.py " + m.name + " " + dir + " --size " +
+                          std::to_string(m.size) + " > " + dir + ".log 2>&1";
+  EXPECT_TRUE(GenerateOnce(dir, cmd)) << cmd;
   return dir;
 }
 

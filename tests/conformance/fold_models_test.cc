@@ -16,13 +16,10 @@ namespace {
 std::string FoldModelsDir() {
   static const std::string dir = [] {
     const std::string d = std::string(BATON_BINARY_DIR) + "/conformance/fold_models";
-    if (!std::ifstream(d + "/runtime_compare_op17.onnx").good()) {
-      const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                              "/tests/conformance/make_fold_models.py " + d + " > " + d +
-                              ".log 2>&1";
-      std::system(("mkdir -p " + d).c_str());
-      EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    }
+    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                            "/tests/conformance/make_fold_models.py " + d + " > " + d +
+                            ".log 2>&1";
+    EXPECT_TRUE(GenerateOnce(d, cmd)) << cmd;
     return d;
   }();
   return dir;

@@ -35,15 +35,12 @@ std::string Export(const std::string& script, const std::string& model, int arg,
                           std::to_string(arg);
   const bool torchvision = script == "torchvision";
   *onnx = dir + (torchvision ? "/" + model + ".onnx" : "/model.onnx");
-  if (!std::ifstream(*onnx).good()) {
-    const std::string cmd =
-        std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-        (torchvision ? "/tools/export_torchvision.py " + model + " " + dir + " --size "
-                     : "/tests/conformance/export_models14.py " + model + " " + dir + " --opset ") +
-        std::to_string(arg) + " > " + dir + ".log 2>&1";
-    std::system(("mkdir -p " + dir).c_str());
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  const std::string cmd =
+      std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+      (torchvision ? "/tools/export_torchvision.py " + model + " " + dir + " --size "
+                   : "/tests/conformance/export_models14.py " + model + " " + dir + " --opset ") +
+      std::to_string(arg) + " > " + dir + ".log 2>&1";
+  EXPECT_TRUE(GenerateOnce(dir, cmd)) << cmd;
   return dir;
 }
 

@@ -19,13 +19,10 @@ namespace {
 std::string Export(int opset) {
   const std::string dir =
       std::string(BATON_BINARY_DIR) + "/conformance/ops14_opset" + std::to_string(opset);
-  if (!std::ifstream(dir + "/graph_output4.npy").good()) {
-    std::system(("mkdir -p " + dir).c_str());
-    const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
-                            "/tests/conformance/export_ops14.py " + dir + " --opset " +
-                            std::to_string(opset) + " > " + dir + ".log 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  const std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                          "/tests/conformance/export_ops14.py " + dir + " --opset " +
+                          std::to_string(opset) + " > " + dir + ".log 2>&1";
+  EXPECT_TRUE(GenerateOnce(dir, cmd)) << cmd;
   return dir;
 }
 
