@@ -25,21 +25,6 @@ inline std::string TargetPath(const std::string& name) {
   return std::string(BATON_SOURCE_DIR) + "/ports/linux/targets/" + name + ".json";
 }
 
-// The folder tests/e2e/make_graphs.py writes (CTest runs it once as a
-// fixture; a test binary run by hand generates it, under a lock, if absent).
-inline const std::string& GraphDir() {
-  static const std::string dir = [] {
-    std::string d = std::string(BATON_BINARY_DIR) + "/test_graphs";
-    std::string cmd = "mkdir -p " + d + " && flock " + d + ".lock -c '[ -f " + d + "/done ] || " +
-                      BATON_PYTHON + " " + BATON_SOURCE_DIR + "/tests/e2e/make_graphs.py " + d + "'";
-    if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "failed: " << cmd;
-    return d;
-  }();
-  return dir;
-}
-
-inline std::string GraphPath(const std::string& graph) { return GraphDir() + "/" + graph + ".json"; }
-
 // Runs the shell `command` that writes the generated cases of `dir` once per
 // build directory: under flock(1) on dir.lock, unless dir/done exists, which
 // it creates when the command succeeds. ctest runs each gtest case as its
@@ -51,6 +36,21 @@ inline bool GenerateOnce(const std::string& dir, const std::string& command) {
                           "/done ] || { " + command + " && touch " + dir + "/done; }'";
   return std::system(cmd.c_str()) == 0;
 }
+
+// The folder tests/e2e/make_graphs.py writes (CTest runs it once as a
+// fixture; a test binary run by hand generates it, under a lock, if absent).
+inline const std::string& GraphDir() {
+  static const std::string dir = [] {
+    std::string d = std::string(BATON_BINARY_DIR) + "/test_graphs";
+    std::string cmd = std::string(BATON_PYTHON) + " " + BATON_SOURCE_DIR +
+                      "/tests/e2e/make_graphs.py " + d;
+    if (!GenerateOnce(d, cmd)) ADD_FAILURE() << "failed: " << cmd;
+    return d;
+  }();
+  return dir;
+}
+
+inline std::string GraphPath(const std::string& graph) { return GraphDir() + "/" + graph + ".json"; }
 
 // Runs tests/conformance/<script> OUT_DIR once per test process, with
 // OUT_DIR = BATON_BINARY_DIR/conformance/<name> (output in OUT_DIR.log), and

@@ -107,10 +107,28 @@ void CheckClose(const std::vector<float>& got, const std::vector<double>& want) 
   EXPECT_EQ(bad, 0u) << "first at " << first << ": got " << got[first] << " want " << want[first];
 }
 
+// The kernels' geometry of a case (square kernel, equal strides and pads,
+// unit dilation).
+kernels::ConvGeom GeomOf(const ConvCase& cc) {
+  kernels::ConvGeom g;
+  g.win.n = cc.n;
+  g.win.c = cc.c;
+  g.win.h = cc.h;
+  g.win.w = cc.w;
+  g.win.kh = g.win.kw = cc.k;
+  g.win.sh = g.win.sw = cc.stride;
+  g.win.pt = g.win.pl = g.win.pb = g.win.pr = cc.pad;
+  g.win.oh = (cc.h + 2 * cc.pad - cc.k) / cc.stride + 1;
+  g.win.ow = (cc.w + 2 * cc.pad - cc.k) / cc.stride + 1;
+  g.m = cc.m;
+  g.group = cc.group;
+  return g;
+}
+
 void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd) {
   std::mt19937 rng(7);
-  const int64_t oh = (cc.h + 2 * cc.pad - cc.k) / cc.stride + 1;
-  const int64_t ow = (cc.w + 2 * cc.pad - cc.k) / cc.stride + 1;
+  const kernels::ConvGeom geom = GeomOf(cc);
+  const int64_t oh = geom.win.oh, ow = geom.win.ow;
   const int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
   const std::vector<float> x = Random(static_cast<size_t>(cc.n * cc.c * cc.h * cc.w), &rng, 1.0f);
   const float wscale = 1.5f / std::sqrt(static_cast<float>(cg * cc.k * cc.k));
@@ -172,13 +190,7 @@ void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd) {
   ASSERT_TRUE(h.Prepare().ok());
   ASSERT_TRUE(h.Eval().ok());
   if (expect_winograd) {
-    kernels::ConvGeom g;
-    g.win.c = cc.c;
-    g.win.oh = oh;
-    g.win.ow = ow;
-    g.win.kh = g.win.kw = 3;
-    g.m = cc.m;
-    EXPECT_TRUE(kernels::UseWinograd(g));
+    EXPECT_TRUE(kernels::UseWinograd(geom));
   }
   CheckClose(h.GetF32(yi), want);
 }
@@ -294,18 +306,7 @@ TEST(ConvEpilogueTest, DirectPathShapes) {
     const bool avx2 = name == "avx2";
     for (const ConvCase& cc : kConvCases) {
       if (cc.group != cc.c || cc.group == 1) continue;
-      kernels::ConvGeom g;
-      g.win.n = cc.n;
-      g.win.c = cc.c;
-      g.win.h = cc.h;
-      g.win.w = cc.w;
-      g.win.kh = g.win.kw = cc.k;
-      g.win.sh = g.win.sw = cc.stride;
-      g.win.pt = g.win.pl = g.win.pb = g.win.pr = cc.pad;
-      g.win.oh = (cc.h + 2 * cc.pad - cc.k) / cc.stride + 1;
-      g.win.ow = (cc.w + 2 * cc.pad - cc.k) / cc.stride + 1;
-      g.m = cc.m;
-      g.group = cc.group;
+      const kernels::ConvGeom g = GeomOf(cc);
       const int64_t ow = g.win.ow;
       const bool k35 = cc.k == 3 || cc.k == 5;
       bool want = false;
