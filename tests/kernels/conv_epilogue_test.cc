@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -125,7 +126,8 @@ kernels::ConvGeom GeomOf(const ConvCase& cc) {
   return g;
 }
 
-void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd) {
+// `workspace`, when given, gets the workspace the kernel ran with.
+void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd, size_t* workspace = nullptr) {
   std::mt19937 rng(7);
   const kernels::ConvGeom geom = GeomOf(cc);
   const int64_t oh = geom.win.oh, ow = geom.win.ow;
@@ -188,6 +190,7 @@ void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd) {
             });
   if (cc.workspace >= 0) h.OverrideWorkspace(cc.workspace);
   ASSERT_TRUE(h.Prepare().ok());
+  if (workspace != nullptr) *workspace = h.workspace_bytes();
   ASSERT_TRUE(h.Eval().ok());
   if (expect_winograd) {
     EXPECT_TRUE(kernels::UseWinograd(geom));
@@ -236,6 +239,10 @@ const ConvCase kConvCases[] = {
     // (squeezenet's expand layers); 15 stay on im2col + GEMM.
     {"winograd_16ch", 2, 16, 17, 19, 24, 3, 1, 1, 1, true, -1},
     {"im2col_15ch", 1, 15, 17, 19, 24, 3, 1, 1, 1, true, -1},
+    // 49 tiles (13x13), U transformed whole: Winograd on every instruction
+    // set but AVX-512, which runs im2col + GEMM in the same workspace
+    // (WinogradFloorPerIsa below).
+    {"thin_13x13", 1, 48, 13, 13, 40, 3, 1, 1, 1, true, -1},
     // Phase planes: the 3x3 case runs the direct path on AVX2 and AVX-512
     // (the portable copy keeps the planes), the 7x7 one the planes on all.
     {"dw_planes", 1, 3, 60, 58, 3, 3, 1, 1, 3, true, -1},
@@ -321,6 +328,52 @@ TEST(ConvEpilogueTest, DirectPathShapes) {
     }
   }
   EXPECT_GE(checked, 20);
+}
+
+// The floor of 2x2 tiles for Winograd with U transformed whole is the
+// active copy's (gemm_isa.inc: 64 on AVX-512, 49 elsewhere): 13x13 layers
+// take Winograd on SSE2, AVX2 and NEON, im2col + GEMM on AVX-512; 12x12
+// (36 tiles) none, 15x15 (64) all. The workspace the kernel asks for is the
+// same under every instruction set and holds either path's; a layer every
+// instruction set runs on Winograd reserves Winograd's alone, as before.
+TEST(ConvEpilogueTest, WinogradFloorPerIsa) {
+  const testing::IsaGuard restore;
+  // 16 channels: the GEMM path's packing buffers are larger than
+  // Winograd's workspace here, so the reservation is theirs.
+  const ConvCase thin = {"thin_13x13", 1, 16, 13, 13, 16, 3, 1, 1, 1, true, -1};
+  const ConvCase small = {"small_12x12", 1, 16, 12, 12, 16, 3, 1, 1, 1, true, -1};
+  const ConvCase wide = {"wide_15x15", 1, 16, 15, 15, 16, 3, 1, 1, 1, true, -1};
+  const kernels::ConvGeom g = GeomOf(thin);
+  const size_t winograd = kernels::WinogradWorkspaceBytes(g);
+  const size_t gemm = kernels::GemmWorkspaceBytes(16, 13 * 13, 16 * 9);
+  ASSERT_GT(winograd, 0u);
+  ASSERT_GT(gemm, winograd);
+  EXPECT_FALSE(kernels::WinogradOnEveryIsa(g));
+  EXPECT_EQ(kernels::WinogradWorkspaceBytes(GeomOf(small)), 0u);
+  EXPECT_TRUE(kernels::WinogradOnEveryIsa(GeomOf(wide)));
+  Epi relu;
+  relu.clamp = true;
+  relu.hi = 1e30f;
+  int ran = 0;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (!KernelIsaAvailable(isa)) continue;
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    const std::string name = KernelIsaName(isa);
+    SCOPED_TRACE(name);
+    const bool avx512 = name.rfind("avx512", 0) == 0;
+    EXPECT_GE(kernels::WinogradMinTiles(), kernels::kWinogradMinTilesAnyIsa);
+    EXPECT_LE(kernels::WinogradMinTiles(), kernels::kWinogradMinTilesEveryIsa);
+    EXPECT_EQ(kernels::UseWinograd(g), !avx512);
+    EXPECT_FALSE(kernels::UseWinograd(GeomOf(small)));
+    EXPECT_TRUE(kernels::UseWinograd(GeomOf(wide)));
+    size_t planned = 0;
+    RunConv(thin, relu, !avx512, &planned);
+    EXPECT_EQ(planned, std::max(winograd, gemm));
+    RunConv(wide, relu, true, &planned);
+    EXPECT_EQ(planned, kernels::WinogradWorkspaceBytes(GeomOf(wide)));
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
 }
 
 // Prepare rejects a sum of another shape or dtype.

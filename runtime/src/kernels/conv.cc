@@ -67,18 +67,22 @@ size_t GemmPathWorkspace(const ConvGeom& g) {
   return GemmWorkspaceBytes(g.m / g.group, w.oh * w.ow, (w.c / g.group) * w.kh * w.kw);
 }
 
-// What the planner reserves: Winograd's workspace where it applies.
+// What the planner reserves: Winograd's workspace where some instruction
+// set takes it, and room for im2col + GEMM too where another one does not
+// (13x13 planes: AVX-512 runs them on im2col + GEMM).
 size_t WorkspaceFor(const ConvGeom& g) {
   const size_t winograd = WinogradWorkspaceBytes(g);
-  return winograd > 0 ? winograd : GemmPathWorkspace(g);
+  if (winograd == 0) return GemmPathWorkspace(g);
+  const size_t gemm = WinogradOnEveryIsa(g) ? 0 : GemmPathWorkspace(g);
+  return winograd > gemm ? winograd : gemm;
 }
 
-// Winograd runs only when the plan reserved its workspace; a plan sized for
-// im2col + GEMM (an older planner, or other thresholds) still runs, on that
-// path. Prepare accepts either size.
+// Winograd runs where the active instruction set takes it and the plan
+// reserved its workspace; a plan sized for im2col + GEMM (an older planner,
+// or other thresholds) still runs, on that path. Prepare accepts either
+// size.
 bool RunsWinograd(const ConvGeom& g, const KernelCall& call) {
-  const size_t winograd = WinogradWorkspaceBytes(g);
-  return winograd > 0 && WorkspaceSize(call) >= winograd;
+  return UseWinograd(g) && WorkspaceSize(call) >= WinogradWorkspaceBytes(g);
 }
 
 // Convolutions of at most 4 input channels (image stems), stride 1 or 2,

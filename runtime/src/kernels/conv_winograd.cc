@@ -54,14 +54,14 @@ constexpr int64_t kTileBlock = 96;
 constexpr int64_t kBlockOperandFloats = 256 * 1024;
 constexpr int64_t kNarrowTileBlock = 64;
 constexpr int64_t kMinBlock = 32;
-// Below these the GEMMs (k = input channels, n = tiles) are too thin to beat
-// im2col + GEMM, measured with tests/bench (resnet18's 7x7 and 14x14 stages
-// lose). The channel floor was 64 until the transforms went per ISA: since
-// then squeezenet's 16- and 32-channel expand layers (16->64 at 55x55,
-// 32->128 at 27x27, 16->32 at 28x28) run 1.5-1.6x faster on AVX2 and the
-// portable build; on AVX-512 (Zen) between 9% faster and 1.6x slower per
-// layer, no change on squeezenet1_1 and googlenet as a whole.
-constexpr int64_t kMinTiles = 64;
+// Below this the GEMMs (k = input channels) are too thin to beat im2col +
+// GEMM. The floor was 64 until the transforms went per ISA: since then
+// squeezenet's 16- and 32-channel expand layers (16->64 at 55x55, 32->128
+// at 27x27, 16->32 at 28x28) run 1.5-1.6x faster on AVX2 and the portable
+// build; on AVX-512 (Zen) between 9% faster and 1.6x slower per layer, no
+// change on squeezenet1_1 and googlenet as a whole. The floor of tiles is
+// the active copy's (WinogradMinTiles, gemm_core.h) where U is transformed
+// whole; plans reserve for the lowest of them (kWinogradMinTilesAnyIsa).
 constexpr int64_t kMinChannels = 16;
 // U larger than this (floats: 1 MiB) is not transformed whole: with one
 // tile block (small planes with many channels, resnet18's 256 channels at
@@ -126,8 +126,9 @@ bool Shape(const ConvGeom& g) {
   return g.group == 1 && w.kh == 3 && w.kw == 3 && w.sh == 1 && w.sw == 1 && w.dh == 1 && w.dw == 1;
 }
 
-// False when the layer should not use Winograd.
-bool MakePlan(const ConvGeom& g, Plan* out) {
+// False when the layer should not use Winograd with this floor of tiles
+// (for U transformed whole).
+bool MakePlan(const ConvGeom& g, int64_t min_tiles, Plan* out) {
   if (!Shape(g)) return false;
   const Window2d& w = g.win;
   Plan p;
@@ -155,7 +156,7 @@ bool MakePlan(const ConvGeom& g, Plan* out) {
     const int64_t rows = kUBlockFloats / (kFreqs * w.c) / kRowUnit * kRowUnit;
     p.mb = Min(g.m, rows > kRowUnit ? rows : kRowUnit);
   } else {
-    if (p.tiles < kMinTiles) return false;
+    if (p.tiles < min_tiles) return false;
     p.mb = g.m;
   }
   if (p.Floats(g) * static_cast<int64_t>(sizeof(float)) <= kMaxWorkspaceBytes) {
@@ -236,12 +237,17 @@ void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t 
 
 bool UseWinograd(const ConvGeom& g) {
   Plan p;
-  return MakePlan(g, &p);
+  return MakePlan(g, WinogradMinTiles(), &p);
+}
+
+bool WinogradOnEveryIsa(const ConvGeom& g) {
+  Plan p;
+  return MakePlan(g, kWinogradMinTilesEveryIsa, &p);
 }
 
 size_t WinogradWorkspaceBytes(const ConvGeom& g) {
   Plan p;
-  if (!MakePlan(g, &p)) return 0;
+  if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p)) return 0;
   return static_cast<size_t>(p.Floats(g)) * sizeof(float);
 }
 
@@ -322,7 +328,7 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
                   const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes,
                   const GemmEpilogue* fused) {
   Plan p;
-  if (!MakePlan(g, &p)) return;
+  if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p)) return;
   float* u = workspace;
   if (!p.blocked) WinogradWeights(w, g.win.c, g.m, u);  // once per call
   const size_t slice = static_cast<size_t>(p.Floats(g)) * sizeof(float);

@@ -9,11 +9,24 @@
 namespace baton {
 namespace kernels {
 
-// True when Conv takes the Winograd path for this geometry. Depends on the
-// shape only (never on the instruction set), like the workspace size.
+// The lowest and highest GemmImpl::wino_min_tiles of any compiled copy
+// (gemm/gemm_isa.inc: 49, and 64 on AVX-512). A layer with fewer 2x2 tiles
+// than the first never takes Winograd where U is transformed whole; one
+// with at least the second does on every instruction set.
+constexpr int64_t kWinogradMinTilesAnyIsa = 49;
+constexpr int64_t kWinogradMinTilesEveryIsa = 64;
+
+// True when Conv takes the Winograd path for this geometry with the active
+// instruction set (given the workspace WinogradWorkspaceBytes).
 bool UseWinograd(const ConvGeom& g);
 
-// Workspace of WinogradConv (0 when UseWinograd is false).
+// True when every instruction set does (the workspace then need not hold
+// the im2col + GEMM path's too).
+bool WinogradOnEveryIsa(const ConvGeom& g);
+
+// Workspace of WinogradConv where some instruction set takes Winograd (0
+// where none does). It depends on the shape only, as a plan's reservation
+// must: the planner may run on an AVX-512 host, the plan on a Cortex-M.
 size_t WinogradWorkspaceBytes(const ConvGeom& g);
 
 // y = conv(x, w) + bias, clamped (or, with `fused`, ApplyEpilogue on each

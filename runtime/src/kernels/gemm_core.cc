@@ -371,6 +371,8 @@ void WinogradInput(const WinoInputSeg& s, float* scratch) { Active().wino_input(
 
 void WinogradOutput(const WinoOutputSeg& s) { Active().wino_output(s); }
 
+int64_t WinogradMinTiles() { return Active().wino_min_tiles; }
+
 void MapUnary(UnaryFn fn, const float* x, float* y, int64_t n) { Active().unary(fn, x, y, n); }
 
 void ApplyEpilogue(const GemmEpilogue& epi, float* y, const float* sum, int64_t n) {

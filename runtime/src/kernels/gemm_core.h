@@ -293,6 +293,9 @@ using QTapsFn = void (*)(int32_t* acc, const int16_t* const* src, const int16_t*
 // One compiled copy of the drivers (gemm/gemm_isa.inc).
 struct GemmImpl {
   int mr, nr;
+  // Fewest 2x2 output tiles from which this copy runs a Winograd layer
+  // whose transformed weights are transformed whole (conv_winograd.cc).
+  int wino_min_tiles;
   void (*packed)(int64_t m, int64_t n, int64_t k, float alpha, StridedMatrix a, PackBFn pack_b,
                  const void* b_ctx, float* c, int64_t ldc, const GemmEpilogue& epi,
                  float* workspace);
@@ -441,6 +444,8 @@ PackBFn Im2colPacker();
 // tile row segment (WinoInputSeg, WinoOutputSeg; `scratch` holds
 // WinoScratchFloats(s.len) floats).
 void WinogradWeights(const float* w, int64_t c, int64_t m, float* u);
+// The active copy's GemmImpl::wino_min_tiles.
+int64_t WinogradMinTiles();
 void WinogradInput(const WinoInputSeg& s, float* scratch);
 void WinogradOutput(const WinoOutputSeg& s);
 
