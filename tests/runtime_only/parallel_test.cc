@@ -131,6 +131,9 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             // 8-row kernels (AVX-512), n = 49 and 70 (a
                             // full and a shifted column tile), two k blocks.
                             {52, 49, 300, 1.0f, true, true},
+                            // Five column tiles would split 2:3 (AVX-512):
+                            // rows instead (squeezenet's classifier shape).
+                            {1000, 169, 96, 1.0f, true, true},
                             {44, 70, 40, 1.0f, true, false},
                             // Last columns as dot products (GemmPacked's
                             // DotTail): n % 32 and n % 24 = 1 in a column
@@ -303,6 +306,89 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       }
     }
   }
+}
+
+// x (1 x c x h x h) split along the channels into its first ca and the
+// other channels, concatenated back in swapped order, then a 3x3 stride-2
+// MaxPool (no padding), on a CPU queue of `threads`: the copies' bytes and
+// the pool's planes are split over the queue's pool.
+std::vector<float> RunSplitConcatPool(uint32_t threads, const std::vector<float>& x, int64_t c,
+                                      int64_t h, int64_t ca) {
+  const int64_t cb = c - ca, oh = (h - 3) / 2 + 1;
+  PlanBuilder b;
+  const std::vector<int64_t> xs = {1, c, h, h}, ys = {1, c, oh, oh};
+  const std::vector<int64_t> as = {1, ca, h, h}, bs = {1, cb, h, h};
+  auto bytes = [](const std::vector<int64_t>& shape) {
+    return (PlanBuilder::Bytes(shape, schema::DType::Float32) + 63) / 64 * 64;
+  };
+  const uint32_t dram =
+      b.Domain("dram", 2 * bytes(xs) + bytes(ys) + bytes(as) + bytes(bs) + 64, 64);
+  const uint32_t cpu = b.Queue("cpu0", DeviceKind::Cpu, {dram}, threads);
+  uint64_t at = 0;
+  auto arena = [&](const char* name, const std::vector<int64_t>& shape) {
+    const uint32_t t = b.Arena(name, shape, dram, at);
+    at += bytes(shape);
+    return t;
+  };
+  const uint32_t xt = arena("x", xs), first = arena("first", as), rest = arena("rest", bs),
+                 cat = arena("cat", xs), yt = arena("y", ys);
+  const std::vector<int32_t> kernel = {3, 3}, strides = {2, 2}, pads = {0, 0, 0, 0}, dil = {1, 1};
+  b.Node("split", Op::Split, cpu, {static_cast<int32_t>(xt)}, {first, rest}, {}, 0,
+         schema::Params::AxisParams, schema::CreateAxisParams(b.fbb(), 1).Union());
+  b.Node("cat", Op::Concat, cpu, {static_cast<int32_t>(rest), static_cast<int32_t>(first)}, {cat},
+         {}, 0, schema::Params::AxisParams, schema::CreateAxisParams(b.fbb(), 1).Union());
+  b.Node("pool", Op::MaxPool, cpu, {static_cast<int32_t>(cat)}, {yt}, {}, 0,
+         schema::Params::PoolParams,
+         schema::CreatePoolParamsDirect(b.fbb(), &kernel, &strides, &pads, &dil).Union());
+  b.Inputs({xt});
+  b.Outputs({yt});
+  const AlignedPlan plan = b.Finish();
+  const auto out = RunStream(plan, Mode::kLinuxThreaded, {x});
+  return out.empty() ? std::vector<float>() : out[0];
+}
+
+// Split, Concat and MaxPool split over 2 and 3 threads give the serial
+// kernels' bits, and these are the definitions: the maximum of each window
+// (a loop here) over the channels in swapped order.
+TEST(Parallel, SplitConcatPoolAcrossThreadCounts) {
+  IsaRestore restore;
+  // 312 KiB: past the copies' and the pool's thresholds for a split.
+  const int64_t c = 24, h = 57, ca = 10, oh = (h - 3) / 2 + 1;
+  const std::vector<float> x = Random(static_cast<size_t>(c * h * h), 8);
+  std::vector<float> want(static_cast<size_t>(c * oh * oh));
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const int64_t from = ch < c - ca ? ca + ch : ch - (c - ca);  // the swapped order
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < oh; ++ox) {
+        float m = -__builtin_huge_valf();
+        for (int64_t ky = 0; ky < 3; ++ky) {
+          for (int64_t kx = 0; kx < 3; ++kx) {
+            m = std::max(m, x[static_cast<size_t>((from * h + 2 * oy + ky) * h + 2 * ox + kx)]);
+          }
+        }
+        want[static_cast<size_t>((ch * oh + oy) * oh + ox)] = m;
+      }
+    }
+  }
+  for (KernelIsa isa : Isas()) {
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (uint32_t threads : {1u, 2u, 3u}) {
+      EXPECT_TRUE(SameBits(RunSplitConcatPool(threads, x, c, h, ca), want))
+          << KernelIsaName(isa) << " threads " << threads;
+    }
+  }
+  // The pool's planes do go to the runner's threads.
+  ScopedPool pool(2);
+  const kernels::PoolPlane g{h, h, oh, oh, 3, 3, 2, 2, 1, 0, 0};
+  std::vector<float> y(want.size());
+  std::vector<float> swapped(x.size());
+  const size_t plane = static_cast<size_t>(h * h);
+  std::copy(x.begin() + static_cast<std::ptrdiff_t>(ca * plane), x.end(), swapped.begin());
+  std::copy(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(ca * plane),
+            swapped.begin() + static_cast<std::ptrdiff_t>((c - ca) * plane));
+  kernels::MaxPoolPlanes(g, c, swapped.data(), y.data());
+  EXPECT_GE(pool.splits(), 1);
+  EXPECT_TRUE(SameBits(y, want));
 }
 
 }  // namespace

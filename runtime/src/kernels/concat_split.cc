@@ -1,12 +1,15 @@
 // Concat and Split along AxisParams.axis (non-negative), any dtype. Split
 // sizes come from the output shapes (a second "split" input is ignored).
 // Both are a loop over the dims before the axis copying one contiguous chunk
-// per operand; a chunk already in place (same address) is skipped.
+// per operand; a chunk already in place (same address) is skipped. With a
+// runner (a CPU queue of several threads), ranges of the whole tensor's
+// bytes go to its threads.
 
 #include <string.h>
 
 #include "kernel_family.h"
 #include "kernel_util.h"
+#include "parallel.h"
 
 namespace baton {
 namespace kernels {
@@ -40,22 +43,53 @@ int32_t AxisOf(const KernelCall& call) {
   return p ? p->axis() : -1;
 }
 
-// Concat (to_whole) or Split: per index of the dims before the axis, one
-// chunk per part, in order; a chunk already in place is not copied.
+struct CopyJob {
+  const TensorArg* whole;
+  const TensorArg* parts;
+  uint32_t count;
+  uint32_t axis;
+  bool to_whole;
+  size_t unit;  // bytes per index along the axis
+};
+
+// Concat (to_whole) or Split over the whole tensor's bytes [begin, end):
+// per index of the dims before the axis, one chunk per part, in order; a
+// chunk already in place is not copied.
+void CopyRange(void* ctx, int64_t begin, int64_t end, int) {
+  const CopyJob& j = *static_cast<const CopyJob*>(ctx);
+  const size_t b = static_cast<size_t>(begin), e = static_cast<size_t>(end);
+  const size_t row = static_cast<size_t>(j.whole->dim(j.axis)) * j.unit;
+  uint8_t* w = static_cast<uint8_t*>(j.whole->data);
+  size_t o = b / row;
+  for (size_t at = o * row; at < e; ++o) {
+    for (uint32_t i = 0; i < j.count; ++i) {
+      const size_t chunk = static_cast<size_t>(j.parts[i].dim(j.axis)) * j.unit;
+      const size_t lo = at > b ? at : b, hi = at + chunk < e ? at + chunk : e;
+      if (lo < hi) {
+        uint8_t* p = static_cast<uint8_t*>(j.parts[i].data) + o * chunk + (lo - at);
+        if (p != w + lo) memcpy(j.to_whole ? w + lo : p, j.to_whole ? p : w + lo, hi - lo);
+      }
+      at += chunk;
+    }
+  }
+}
+
+// Copies of at least this many bytes are split (in multiples of 4 KiB).
+constexpr int64_t kParallelMinCopyBytes = 128 * 1024;
+
 void CopyParts(const TensorArg& whole, const TensorArg* parts, uint32_t count, int32_t axis_param,
                bool to_whole) {
   const uint32_t axis = static_cast<uint32_t>(axis_param);
-  const int64_t outer = DimProduct(whole, 0, axis);
   const size_t unit =
       static_cast<size_t>(DimProduct(whole, axis + 1, whole.rank())) * DTypeSize(whole.dtype());
-  uint8_t* w = static_cast<uint8_t*>(whole.data);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (uint32_t i = 0; i < count; ++i) {
-      const size_t chunk = static_cast<size_t>(parts[i].dim(axis)) * unit;
-      uint8_t* p = static_cast<uint8_t*>(parts[i].data) + static_cast<size_t>(o) * chunk;
-      if (p != w) memcpy(to_whole ? w : p, to_whole ? p : w, chunk);
-      w += chunk;
-    }
+  const int64_t bytes =
+      DimProduct(whole, 0, whole.rank()) * static_cast<int64_t>(DTypeSize(whole.dtype()));
+  CopyJob job{&whole, parts, count, axis, to_whole, unit};
+  if (bytes <= 0 || unit == 0) return;
+  if (BATON_PARALLEL_KERNELS && bytes >= kParallelMinCopyBytes) {
+    ParallelFor(bytes, 4096, ParallelThreads(), CopyRange, &job);
+  } else {
+    CopyRange(&job, 0, bytes, 0);
   }
 }
 

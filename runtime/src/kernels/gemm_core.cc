@@ -262,9 +262,28 @@ void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
   }
 }
 
+// The largest of ParallelFor's ranges over n items in whole grains split
+// `parts` ways (the last range takes the remainder).
+int64_t LargestRange(int64_t n, int64_t grain, int parts) {
+  const int64_t units = n / grain > 0 ? n / grain : 1;
+  if (parts > units) parts = static_cast<int>(units);
+  int64_t largest = 0;
+  for (int slot = 0; slot < parts; ++slot) {
+    const int64_t u0 = units * slot / parts, u1 = units * (slot + 1) / parts;
+    const int64_t len = slot + 1 == parts ? n - u0 * grain : (u1 - u0) * grain;
+    largest = len > largest ? len : largest;
+  }
+  return largest;
+}
+
 // Parts to split into (1: serial) and along which dimension: columns when
 // there are enough column tiles (packing A, the weights, is then the
-// repeated work, or none when read in place), else rows.
+// repeated work, or none when read in place), else rows. Columns too unless
+// that gives one part more than 1.1x the share of the work rows would:
+// squeezenet's classifier (n = 169, five 32-column tiles) split 64 and 105
+// columns on 2 threads (1.44x over one), its 1000 rows split 492 and 508;
+// its 13x13 3x3 layers likewise (256 rows: 120 and 136), where each part
+// then packs all of B, 6% of the layer.
 int ChooseSplit(const GemmImpl& impl, int64_t m, int64_t n, int64_t k, int max_parts,
                 bool* out_split_n) {
   if (!BATON_PARALLEL_KERNELS) return 1;  // bare metal: the split code folds away
@@ -274,6 +293,10 @@ int ChooseSplit(const GemmImpl& impl, int64_t m, int64_t n, int64_t k, int max_p
   const int64_t tiles_n = n / impl.nr;
   const int64_t tiles_m = m / impl.mr;
   *out_split_n = tiles_n >= 2 * parts || tiles_n >= tiles_m;
+  if (*out_split_n && tiles_m >= 2) {
+    const int64_t cn = LargestRange(n, impl.nr, parts), cm = LargestRange(m, impl.mr, parts);
+    if (cn * m * 10 > cm * n * 11) *out_split_n = false;  // cn / n > 1.1 cm / m
+  }
   const int64_t tiles = *out_split_n ? tiles_n : tiles_m;
   return tiles >= 2 ? parts : 1;
 }
@@ -359,7 +382,33 @@ void DepthwisePlane(const DwPlane& g, const float* x, const float* w, float bias
 
 PackBFn Im2colPacker() { return Active().pack_im2col; }
 
+namespace {
+
+// Planes are independent: with a runner, ranges of them go to its threads
+// (the same filter per plane, so the same bits) when the input holds at
+// least this many floats (128 KiB).
+constexpr int64_t kParallelMinPoolFloats = 32 * 1024;
+
+struct PoolJob {
+  const PoolPlane* g;
+  const float* x;
+  float* y;
+};
+
+void PoolRange(void* ctx, int64_t begin, int64_t end, int) {
+  const PoolJob& j = *static_cast<const PoolJob*>(ctx);
+  const int64_t in = j.g->h * j.g->w, out = j.g->oh * j.g->ow;
+  Active().max_pool(*j.g, end - begin, j.x + begin * in, j.y + begin * out);
+}
+
+}  // namespace
+
 void MaxPoolPlanes(const PoolPlane& g, int64_t planes, const float* x, float* y) {
+  if (BATON_PARALLEL_KERNELS && planes > 1 && planes * g.h * g.w >= kParallelMinPoolFloats) {
+    PoolJob job{&g, x, y};
+    ParallelFor(planes, 1, ParallelThreads(), PoolRange, &job);
+    return;
+  }
   Active().max_pool(g, planes, x, y);
 }
 
