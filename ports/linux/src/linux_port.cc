@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -78,7 +79,25 @@ void LinuxPort::Stop() {
   pools_.clear();
 }
 
+namespace {
+
+// Whether the calling thread is one of the port's queue threads.
+thread_local bool tls_queue_thread = false;
+
+// The safety net's period: a caller learns of a finished inference at most
+// this late while every queue stays busy (with later inferences).
+constexpr int64_t kCallerWakeNs = 1000 * 1000;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 void LinuxPort::QueueThread(uint32_t queue) {
+  tls_queue_thread = true;
   SetThreadParallelRunner(pools_[queue] ? pools_[queue]->runner() : nullptr);
   while (!executor_->stopping()) {
     const uint32_t seen = EventCount();
@@ -90,23 +109,49 @@ void LinuxPort::QueueThread(uint32_t queue) {
 
 void LinuxPort::Notify() {
   events_.fetch_add(1, std::memory_order_acq_rel);
-  if (sleepers_.load(std::memory_order_acquire) != 0) {
+  const bool queues = sleepers_.load(std::memory_order_acquire) != 0;
+  bool callers = false;
+  if (callers_.load(std::memory_order_acquire) != 0) {
+    callers = !tls_queue_thread;
+    if (!callers) {
+      const int64_t now = NowNs();
+      int64_t last = last_caller_wake_ns_.load(std::memory_order_relaxed);
+      callers = now - last >= kCallerWakeNs &&
+                last_caller_wake_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed);
+    }
+  }
+  if (queues || callers) {
     // Taking and releasing the mutex orders this event before a sleeper's
     // check or after its wait has begun (no lost wake-up); notifying after
     // the release lets the woken thread take the mutex at once instead of
     // blocking on it again.
     { std::lock_guard<std::mutex> lock(mutex_); }
-    cv_.notify_all();
+    if (queues) cv_.notify_all();
+    if (callers) caller_cv_.notify_all();
   }
 }
 
 void LinuxPort::WaitEvent(uint32_t seen) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  sleepers_.fetch_add(1, std::memory_order_acq_rel);
-  cv_.wait(lock, [&] {
+  const auto ready = [&] {
     return events_.load(std::memory_order_acquire) != seen ||
            (executor_ != nullptr && executor_->stopping());
-  });
+  };
+  if (!tls_queue_thread) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    callers_.fetch_add(1, std::memory_order_acq_rel);
+    caller_cv_.wait(lock, ready);
+    callers_.fetch_sub(1, std::memory_order_acq_rel);
+    return;
+  }
+  // A queue thread about to sleep: the callers check for finished inferences
+  // (their events since they slept may not have woken them).
+  if (callers_.load(std::memory_order_acquire) != 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    caller_cv_.notify_all();
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  sleepers_.fetch_add(1, std::memory_order_acq_rel);
+  cv_.wait(lock, ready);
   sleepers_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
