@@ -9,9 +9,12 @@ namespace baton::linux_port {
 namespace {
 
 // How long an idle worker, or a caller waiting for its workers, spins before
-// it sleeps: long enough to bridge the gap between a node's parallel loops,
-// short enough that an idle pool does not hold a core.
-constexpr auto kSpin = std::chrono::microseconds(50);
+// it sleeps: long enough to bridge the gap between a node's parallel loops
+// and the nodes too small to split between them (50 us let the worker fall
+// asleep there: shufflenet_v2_x0_5 on 2 threads ran 0.58-0.67 or 1.08 ms,
+// with 1 ms 0.53-0.56), short enough that an idle pool does not hold a core
+// for long after an inference.
+constexpr auto kSpin = std::chrono::microseconds(1000);
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
