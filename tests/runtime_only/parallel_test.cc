@@ -207,6 +207,56 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
   }
 }
 
+// Gemv (a batch-1 Gemm or MatMul, a recurrence) splits its columns over 2
+// and 3 threads: bitwise the serial result, which is the dot products (a
+// loop here), for B read along rows and transposed, with a residual sum,
+// the clamp and alpha; n = 1000 ends in a partial 64-column grain.
+TEST(Parallel, GemvBitwiseEqualAcrossThreadCounts) {
+  IsaRestore restore;
+  const int64_t n = 1000, k = 300;
+  const std::vector<float> x = Random(static_cast<size_t>(k), 11);
+  const std::vector<float> b = Random(static_cast<size_t>(k * n), 12);
+  const std::vector<float> sum = Random(static_cast<size_t>(n), 13);
+  kernels::GemmEpilogue epi;
+  epi.sum = sum.data();
+  epi.clamp = true;
+  epi.lo = -1.5f;
+  epi.hi = 1.25f;
+  for (KernelIsa isa : Isas()) {
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    for (const bool trans : {false, true}) {
+      // B is k x n: row stride n; transposed, the same values stored n x k.
+      std::vector<float> bt(b.size());
+      for (int64_t p = 0; p < k; ++p) {
+        for (int64_t j = 0; j < n; ++j)
+          bt[static_cast<size_t>(j * k + p)] = b[static_cast<size_t>(p * n + j)];
+      }
+      const kernels::StridedMatrix bm =
+          trans ? kernels::StridedMatrix{bt.data(), 1, k} : kernels::StridedMatrix{b.data(), n, 1};
+      std::vector<float> one(static_cast<size_t>(n));
+      kernels::Gemv(n, k, 0.5f, x.data(), 1, bm, one.data(), epi);
+      for (const int64_t j : {int64_t{0}, int64_t{517}, n - 1}) {
+        double want = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          want += static_cast<double>(x[static_cast<size_t>(p)]) *
+                  static_cast<double>(b[static_cast<size_t>(p * n + j)]);
+        }
+        want = std::min(
+            std::max(0.5 * want + static_cast<double>(sum[static_cast<size_t>(j)]), -1.5), 1.25);
+        EXPECT_NEAR(one[static_cast<size_t>(j)], want, 1e-4) << KernelIsaName(isa) << " " << j;
+      }
+      for (int threads : {2, 3}) {
+        ScopedPool pool(threads);
+        std::vector<float> y(one.size(), -7.0f);
+        kernels::Gemv(n, k, 0.5f, x.data(), 1, bm, y.data(), epi);
+        EXPECT_EQ(pool.splits(), 1);
+        EXPECT_TRUE(SameBits(y, one))
+            << KernelIsaName(isa) << " trans " << trans << " threads " << threads;
+      }
+    }
+  }
+}
+
 // One Conv node on a CPU queue of `threads`, its workspace sized like the
 // planner does (ParallelWorkspaceBytes), run through the Linux port
 // (threaded: the queue's pool).

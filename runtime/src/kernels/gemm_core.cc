@@ -320,9 +320,44 @@ void GemmPackedSliced(int64_t m, int64_t n, int64_t k, float alpha, StridedMatri
   ParallelFor(split_n ? n : m, split_n ? impl.nr : impl.mr, parts, PackedRange, &s);
 }
 
+namespace {
+
+// Gemv's columns go to the runner's threads from this many multiply-adds (a
+// classifier's 1000 x 1280 weights: 5 MB read once per inference), in
+// ranges of whole 64-column grains, so that every column takes the same
+// kernel path (vector groups, tails) as on one thread.
+constexpr int64_t kParallelMinGemvMacs = 256 * 1024;
+
+struct GemvJob {
+  const GemmImpl* impl;
+  int64_t k;
+  float alpha;
+  const float* x;
+  int64_t x_stride;
+  StridedMatrix b;
+  float* y;
+  const GemmEpilogue* epi;
+};
+
+void GemvRange(void* ctx, int64_t begin, int64_t end, int) {
+  const GemvJob& j = *static_cast<const GemvJob*>(ctx);
+  StridedMatrix b = j.b;
+  b.data += begin * b.col_stride;
+  j.impl->gemv(end - begin, j.k, j.alpha, j.x, j.x_stride, b, j.y + begin,
+               ColumnRange(*j.epi, begin));
+}
+
+}  // namespace
+
 void Gemv(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride, StridedMatrix b,
           float* y, const GemmEpilogue& epi) {
-  Active().gemv(n, k, alpha, x, x_stride, b, y, epi);
+  const GemmImpl& impl = Active();
+  if (BATON_PARALLEL_KERNELS && n >= 128 && n * k >= kParallelMinGemvMacs) {
+    GemvJob job{&impl, k, alpha, x, x_stride, b, y, &epi};
+    ParallelFor(n, 64, ParallelThreads(), GemvRange, &job);
+    return;
+  }
+  impl.gemv(n, k, alpha, x, x_stride, b, y, epi);
 }
 
 void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
