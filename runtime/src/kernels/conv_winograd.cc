@@ -55,7 +55,7 @@ constexpr int64_t kBlockOperandFloats = 256 * 1024;
 constexpr int64_t kNarrowTileBlock = 64;
 constexpr int64_t kMinBlock = 32;
 // Below this the GEMMs (k = input channels) are too thin to beat im2col +
-// GEMM. The floor was 64 until the transforms went per ISA: since then
+// GEMM. This channel floor was 64 until the transforms went per ISA: since then
 // squeezenet's 16- and 32-channel expand layers (16->64 at 55x55, 32->128
 // at 27x27, 16->32 at 28x28) run 1.5-1.6x faster on AVX2 and the portable
 // build; on AVX-512 (Zen) between 9% faster and 1.6x slower per layer, no
