@@ -263,15 +263,15 @@ void DirectRange(void* ctx, int64_t begin, int64_t end, int slot) {
 }
 
 // The largest of ParallelFor's ranges over n items in whole grains split
-// `parts` ways (the last range takes the remainder).
+// `parts` ways.
 int64_t LargestRange(int64_t n, int64_t grain, int parts) {
   const int64_t units = n / grain > 0 ? n / grain : 1;
   if (parts > units) parts = static_cast<int>(units);
   int64_t largest = 0;
   for (int slot = 0; slot < parts; ++slot) {
-    const int64_t u0 = units * slot / parts, u1 = units * (slot + 1) / parts;
-    const int64_t len = slot + 1 == parts ? n - u0 * grain : (u1 - u0) * grain;
-    largest = len > largest ? len : largest;
+    int64_t begin = 0, end = 0;
+    ParallelRange(n, grain, parts, slot, &begin, &end);
+    largest = end - begin > largest ? end - begin : largest;
   }
   return largest;
 }

@@ -47,7 +47,6 @@ namespace {
 struct Split {
   RangeFn fn;
   void* ctx;
-  int64_t units;  // whole grains
   int64_t grain;
   int64_t n;
   int parts;
@@ -55,11 +54,8 @@ struct Split {
 
 void RunPart(void* ctx, int slot) {
   const Split& s = *static_cast<const Split*>(ctx);
-  // Units [slot * units / parts, (slot + 1) * units / parts).
-  const int64_t u0 = s.units * slot / s.parts;
-  const int64_t u1 = s.units * (slot + 1) / s.parts;
-  const int64_t begin = u0 * s.grain;
-  const int64_t end = slot + 1 == s.parts ? s.n : u1 * s.grain;
+  int64_t begin = 0, end = 0;
+  ParallelRange(s.n, s.grain, s.parts, slot, &begin, &end);
   if (begin < end) s.fn(s.ctx, begin, end, slot);
 }
 
@@ -78,7 +74,7 @@ void ParallelFor(int64_t n, int64_t grain, int max_parts, RangeFn fn, void* ctx)
     fn(ctx, 0, n, 0);
     return;
   }
-  Split s{fn, ctx, units, grain, n, parts};
+  Split s{fn, ctx, grain, n, parts};
   const ParallelRunner* r = ThreadParallelRunner();
   // The runner is not reentrant: a part that splits again (this thread runs
   // parts too) runs its inner loop serially.

@@ -33,6 +33,16 @@ int ParallelThreads();
 using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end, int slot);
 void ParallelFor(int64_t n, int64_t grain, int max_parts, RangeFn fn, void* ctx);
 
+// The range ParallelFor gives `slot` of `parts` (at most n / grain, at
+// least 1) over [0, n): units [slot * units / parts, (slot + 1) * units /
+// parts) of `grain` items, the last range up to n.
+inline void ParallelRange(int64_t n, int64_t grain, int parts, int slot, int64_t* begin,
+                          int64_t* end) {
+  const int64_t units = n / grain > 0 ? n / grain : 1;
+  *begin = units * slot / parts * grain;
+  *end = slot + 1 == parts ? n : units * (slot + 1) / parts * grain;
+}
+
 // Slices of `slice_bytes` (rounded up to 64) a workspace of `have` bytes
 // holds; at least 1.
 int ParallelWorkspaceSlices(size_t have, size_t slice_bytes);
