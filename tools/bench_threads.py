@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--no-winograd-weights", action="store_true",
+                    help="plan without --winograd-weights")
     args = ap.parse_args()
     ort_version = ort_ref.check_installed()
     os.makedirs(args.out, exist_ok=True)
@@ -76,7 +78,9 @@ def main():
         outs = {}
         for t, plan in plans.items():
             tgt = ["--target", target_n] if t > 1 else []
-            subprocess.run([args.tool, "plan", onnx_path, "-o", plan, "-q"] + tgt, check=True)
+            flags = [] if args.no_winograd_weights else ["--winograd-weights"]
+            subprocess.run([args.tool, "plan", onnx_path, "-o", plan, "-q"] + tgt + flags,
+                           check=True)
             out = os.path.join(d, f"out{t}")
             subprocess.run([args.tool, "run", plan, "--input", f"input={inp}", "--output-dir",
                             out], check=True, capture_output=True)

@@ -241,7 +241,11 @@ def main():
     ap.add_argument("--no-torch", action="store_true",
                     help="do not time torch (errors are still against torch's output)")
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--no-winograd-weights", action="store_true",
+                    help="plan without --winograd-weights (ONNX Runtime transforms its weights "
+                    "once, at session creation; the option is Baton's way to do the same)")
     args = ap.parse_args()
+    plan_flags = [] if args.no_winograd_weights else ["--winograd-weights"]
     isas = args.isas.split(",")
     for isa in isas:
         if isa not in TORCH_ISA_ENV:
@@ -265,7 +269,7 @@ def main():
 
         plan = os.path.join(d, "cpu.baton")
         baton_error = None
-        r = subprocess.run([args.tool, "plan", onnx_path, "-o", plan, "-q"],
+        r = subprocess.run([args.tool, "plan", onnx_path, "-o", plan, "-q"] + plan_flags,
                            capture_output=True, text=True)
         if r.returncode != 0:
             baton_error = f"unsupported ({first_line(r.stderr + r.stdout)})"
@@ -338,7 +342,8 @@ def main():
                 f"ONNX Runtime {ort_version} (onnxruntime-node, CPU EP, intra/inter-op threads 1, "
                 "sequential, all graph optimizations), on the same ONNX file, in the auto row "
                 "only: it has no instruction-set cap")
-    print(f"\n({torch_note}; baton --cooperative, 1 thread; {ort_note}; {sizes}; "
+    plan_note = " ".join(["baton plan"] + plan_flags)
+    print(f"\n({torch_note}; {plan_note}, baton run --cooperative, 1 thread; {ort_note}; {sizes}; "
           f"{args.repeat} runs x {ROUNDS} rounds after a warm-up, alternating, the best round's "
           f"median and min shown; errors are max |y - torch| / max |torch|)")
 

@@ -86,7 +86,7 @@ def baton_profile(tool, plan, inputs, runs, path):
         entries = json.load(f)["entries"]
     out = {}
     for e in entries:
-        shapes = [i["shape"] for i in e["inputs"]]
+        shapes = [i["shape"] for i in e["inputs"] if i is not None]
         out[e["node"]] = (op_class(e["op"], shapes), e["median_s"] * 1e3, shape_key(shapes))
     return out
 
@@ -171,7 +171,7 @@ def by_class(nodes):
     return sums
 
 
-def profile_model(tool, name, out, size, runs, rounds):
+def profile_model(tool, name, out, size, runs, rounds, plan_flags=()):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, name + ".onnx")
@@ -179,7 +179,8 @@ def profile_model(tool, name, out, size, runs, rounds):
         model = bench_vs_torch.export(name, d, size)
     plan = os.path.join(d, name + ".baton")
     subprocess.run([tool, "plan", model, "--target",
-                    os.path.join(ROOT, "ports", "linux", "targets", "cpu.json"), "-o", plan, "-q"],
+                    os.path.join(ROOT, "ports", "linux", "targets", "cpu.json"), "-o", plan, "-q"]
+                   + list(plan_flags),
                    check=True, capture_output=True)
     inputs = {"input": os.path.join(d, "input.npy")}
     best_b, best_o = None, None
@@ -208,15 +209,20 @@ def main():
     ap.add_argument("--nodes", type=int, default=0,
                     help="also list this many convolutions (not stems or depthwise) with the "
                     "largest Baton - ORT excess, paired by input shapes")
+    ap.add_argument("--no-winograd-weights", action="store_true",
+                    help="plan without --winograd-weights")
     args = ap.parse_args()
+    plan_flags = [] if args.no_winograd_weights else ["--winograd-weights"]
     tool = os.path.abspath(args.tool)
     print(bench_vs_torch.cpu_line())
-    print("Baton `baton profile` (one thread per queue, cpu.json) vs ONNX Runtime 1.30 "
+    print("Baton `baton profile` (one thread per queue, cpu.json, %s) vs ONNX Runtime 1.30 "
           "profiler (1 thread); ms per inference, sum of per-node medians, best of %d rounds "
-          "of %d runs, %dx%d input\n" % (args.rounds, args.runs, args.size, args.size))
+          "of %d runs, %dx%d input\n" % (" ".join(["baton plan"] + plan_flags), args.rounds,
+                                          args.runs, args.size, args.size))
     report = {}
     for name in args.models.split(","):
-        nodes_b, nodes_o = profile_model(tool, name, args.out, args.size, args.runs, args.rounds)
+        nodes_b, nodes_o = profile_model(tool, name, args.out, args.size, args.runs, args.rounds,
+                                         plan_flags)
         b, o, nb, no = by_class(nodes_b), by_class(nodes_o), len(nodes_b), len(nodes_o)
         tb, to = sum(b.values()), sum(o.values())
         report[name] = {"baton": b, "ort": o}

@@ -19,6 +19,7 @@
 #include "baton/planner/memory/memory.h"
 #include "baton/planner/passes/copies.h"
 #include "baton/planner/passes/schedule.h"
+#include "baton/planner/passes/winograd_weights.h"
 #include "planner_internal.h"
 
 namespace baton::planner {
@@ -181,6 +182,15 @@ Check FormRuntimeRegions(Program* p) {
   bool any = false;
   for (int d : p->node_device) any = any || (d >= 0 && !p->target.devices[d].runtime.empty());
   if (!any) return Check();
+  // A runtime's Conv has no use for Winograd weights (input 4): the region
+  // carries the ONNX node, and the plan leaves U out.
+  for (size_t n = 0; n < p->graph.nodes.size(); ++n) {
+    Node& node = p->graph.nodes[n];
+    const int d = p->node_device[n];
+    if (d < 0 || p->target.devices[d].runtime.empty() || node.op != "Conv") continue;
+    if (node.inputs.size() > 4) node.inputs.resize(4);
+    while (node.inputs.size() > 2 && node.inputs.back() < 0) node.inputs.pop_back();
+  }
   BATON_ASSIGN_OR_RETURN(internal::NodeWork work, internal::BaseWork(internal::WithoutWeights(*p)));
   BATON_TRY(FormRegions(work.macs, work.bytes, p));
   for (const Node& n : p->graph.nodes) {
@@ -303,6 +313,7 @@ Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options
   BATON_TRY(CheckPlannable(graph, "the graph"));
   BATON_TRY(Simplify(&graph));
   BATON_TRY(CheckPlannable(graph, "the simplified graph"));
+  if (options.winograd_weights) BATON_TRY(AddWinogradWeights(&graph));
   Program p;
   p.graph = std::move(graph);
   p.target = std::move(target);

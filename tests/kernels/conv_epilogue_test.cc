@@ -126,8 +126,34 @@ kernels::ConvGeom GeomOf(const ConvCase& cc) {
   return g;
 }
 
-// `workspace`, when given, gets the workspace the kernel ran with.
-void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd, size_t* workspace = nullptr) {
+// U[f][m][c] = (G g G^T)[f / 4][f % 4] of 3x3 weights w (m x c x 3 x 3), in
+// double precision: Winograd F(2x2, 3x3)'s G = [[1, 0, 0], [1/2, 1/2, 1/2],
+// [1/2, -1/2, 1/2], [0, 0, 1]] written out here, not the kernels' transform.
+std::vector<float> WinogradU(const std::vector<float>& w, int64_t m, int64_t c) {
+  const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  std::vector<float> u(static_cast<size_t>(16 * m * c));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* g = &w[static_cast<size_t>((i * c + ch) * 9)];
+      for (int r = 0; r < 4; ++r) {
+        for (int q = 0; q < 4; ++q) {
+          double acc = 0;
+          for (int a = 0; a < 3; ++a) {
+            for (int b = 0; b < 3; ++b) acc += G[r][a] * D(g[a * 3 + b]) * G[q][b];
+          }
+          u[static_cast<size_t>(((r * 4 + q) * m + i) * c + ch)] = static_cast<float>(acc);
+        }
+      }
+    }
+  }
+  return u;
+}
+
+// `workspace`, when given, gets the workspace the kernel ran with. `give_u`:
+// the node also gets U (input 4, WinogradU) and its weights input holds
+// zeros, so that only a kernel reading U gets the reference.
+void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd, size_t* workspace = nullptr,
+             bool give_u = false) {
   std::mt19937 rng(7);
   const kernels::ConvGeom geom = GeomOf(cc);
   const int64_t oh = geom.win.oh, ow = geom.win.ow;
@@ -172,11 +198,16 @@ void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd, size_t* wor
   const int si = e.sum ? h.AddTensor(schema::DType::Float32, {cc.n, cc.m, oh, ow}) : -1;
   const int yi = h.AddTensor(schema::DType::Float32, {cc.n, cc.m, oh, ow});
   h.SetF32(xi, x);
-  h.SetF32(wi, w);
+  h.SetF32(wi, give_u ? std::vector<float>(w.size(), 0.0f) : w);
   if (bi >= 0) h.SetF32(bi, b);
   if (si >= 0) h.SetF32(si, s);
   std::vector<int> inputs = {xi, wi, bi};
-  if (si >= 0) inputs.push_back(si);
+  if (si >= 0 || give_u) inputs.push_back(si);
+  if (give_u) {
+    const int ui = h.AddTensor(schema::DType::Float32, {16, cc.m, cc.c});
+    h.SetF32(ui, WinogradU(w, cc.m, cc.c));
+    inputs.push_back(ui);
+  }
   const int32_t k = static_cast<int32_t>(cc.k), st = static_cast<int32_t>(cc.stride);
   const int32_t p = static_cast<int32_t>(cc.pad), group = static_cast<int32_t>(cc.group);
   h.SetNode(schema::Op::Conv, inputs, {yi}, schema::Params::ConvParams,
@@ -193,7 +224,7 @@ void RunConv(const ConvCase& cc, const Epi& e, bool expect_winograd, size_t* wor
   if (workspace != nullptr) *workspace = h.workspace_bytes();
   ASSERT_TRUE(h.Eval().ok());
   if (expect_winograd) {
-    EXPECT_TRUE(kernels::UseWinograd(geom));
+    EXPECT_TRUE(kernels::UseWinograd(geom, give_u));
   }
   CheckClose(h.GetF32(yi), want);
 }
@@ -374,6 +405,92 @@ TEST(ConvEpilogueTest, WinogradFloorPerIsa) {
     ++ran;
   }
   EXPECT_GE(ran, 1);
+}
+
+// Winograd weights given (input 4, `baton plan --winograd-weights`): every
+// instruction set takes Winograd from 49 tiles on (AVX-512 too, at 13x13),
+// reads U instead of transforming the weights (the weights input holds
+// zeros here), and reserves Winograd's workspace without U. Cases: U whole
+// (13x13 and 28x28), U in blocks of output channels (160 -> 128 at 14x14:
+// 16 x 160 x 128 floats), with and without the whole epilogue. A layer
+// under the floor (12x12) or not 3x3 stride 1 keeps its path and size.
+TEST(ConvEpilogueTest, WinogradWeightsGiven) {
+  const testing::IsaGuard restore;
+  const ConvCase cases[] = {
+      {"thin_13x13", 1, 16, 13, 13, 16, 3, 1, 1, 1, true, -1},
+      {"u_whole_28x28", 1, 32, 28, 28, 24, 3, 1, 1, 1, false, -1},
+      {"u_blocked_14x14", 1, 160, 14, 14, 128, 3, 1, 1, 1, true, -1},
+  };
+  const ConvCase small = {"small_12x12", 1, 16, 12, 12, 16, 3, 1, 1, 1, true, -1};
+  EXPECT_EQ(kernels::WinogradWorkspaceBytes(GeomOf(small), true), 0u);
+  EXPECT_FALSE(ConvTakesWinogradWeights(16, 16, 12, 12));
+  Epi relu;
+  relu.clamp = true;
+  relu.hi = 1e30f;
+  Epi all;
+  all.act = FusedActivation::HardSwish;
+  all.alpha = 1.0f / 6.0f;
+  all.beta = 0.5f;
+  all.sum = true;
+  all.clamp = true;
+  all.lo = -1.0f;
+  all.hi = 2.0f;
+  int ran = 0;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (!KernelIsaAvailable(isa)) continue;
+    ASSERT_TRUE(SelectKernelIsa(isa));
+    SCOPED_TRACE(KernelIsaName(isa));
+    for (const ConvCase& cc : cases) {
+      SCOPED_TRACE(cc.name);
+      const kernels::ConvGeom g = GeomOf(cc);
+      EXPECT_TRUE(kernels::UseWinograd(g, true));
+      EXPECT_TRUE(ConvTakesWinogradWeights(cc.c, cc.m, g.win.oh, g.win.ow));
+      const size_t without_u = kernels::WinogradWorkspaceBytes(g, true);
+      ASSERT_GT(without_u, 0u);
+      EXPECT_LT(without_u, kernels::WinogradWorkspaceBytes(g));
+      size_t planned = 0;
+      RunConv(cc, relu, true, &planned, true);
+      EXPECT_EQ(planned, without_u);
+      RunConv(cc, all, true, nullptr, true);
+    }
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
+}
+
+// Prepare rejects Winograd weights of another shape or dtype, or on a
+// layer that is not 3x3 stride 1.
+TEST(ConvEpilogueTest, RejectsBadWinogradWeights) {
+  struct Bad {
+    int64_t k, stride;
+    std::vector<int64_t> u_shape;
+    schema::DType dtype;
+  };
+  const Bad bad[] = {
+      {3, 1, {16, 4, 3}, schema::DType::Float32},  // C wrong
+      {3, 1, {16, 3, 4}, schema::DType::Float32},  // M and C swapped
+      {3, 1, {9, 4, 2}, schema::DType::Float32},   // 9 frequencies
+      {3, 1, {16, 4, 2}, schema::DType::Int32},    // dtype
+      {1, 1, {16, 4, 2}, schema::DType::Float32},  // 1x1
+      {3, 2, {16, 4, 2}, schema::DType::Float32},  // stride 2
+  };
+  for (const Bad& b : bad) {
+    testing::KernelHarness h;
+    const int32_t k = static_cast<int32_t>(b.k), st = static_cast<int32_t>(b.stride);
+    const int64_t o = (8 - b.k) / b.stride + 1;
+    const int xi = h.AddTensor(schema::DType::Float32, {1, 2, 8, 8});
+    const int wi = h.AddTensor(schema::DType::Float32, {4, 2, b.k, b.k});
+    const int ui = h.AddTensor(b.dtype, b.u_shape);
+    const int yi = h.AddTensor(schema::DType::Float32, {1, 4, o, o});
+    h.SetNode(schema::Op::Conv, {xi, wi, -1, -1, ui}, {yi}, schema::Params::ConvParams,
+              [=](flatbuffers::FlatBufferBuilder& fbb) {
+                const std::vector<int32_t> kernel{k, k}, strides{st, st}, ones{1, 1},
+                    pads{0, 0, 0, 0};
+                return schema::CreateConvParamsDirect(fbb, &kernel, &strides, &pads, &ones, 1)
+                    .Union();
+              });
+    EXPECT_FALSE(h.Prepare().ok()) << b.k << " " << b.stride << " " << b.u_shape[0];
+  }
 }
 
 // Prepare rejects a sum of another shape or dtype.

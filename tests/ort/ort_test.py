@@ -19,7 +19,12 @@ independent references; registered by tests/ort/tests.cmake.
       `baton plan MODEL -o PLAN -q`, runs them with
       `baton run PLAN --input input=x.npy --output-dir DIR`, and checks
       Baton's outputs against ONNX Runtime's (same rule). (The tokens model
-      is left out: Baton's runtime has no int32 Add kernel.)
+      is left out: Baton's runtime has no int32 Add kernel.) Then a 3x3 net
+      (winograd: Winograd-sized 3x3 layers at 28x28 and 14x14, a residual
+      sum, a stride-2 layer and a 1x1 one) planned with `--winograd-weights`:
+      `baton inspect --json` must show the transformed weights (a fifth Conv
+      input) on exactly the three stride-1 3x3 layers, and its outputs must
+      match ONNX Runtime's under every instruction set the CPU has.
 
 Both need tools/ort/install.sh to have run (tools/install_deps.sh runs it);
 without it they fail with that advice.
@@ -83,6 +88,21 @@ def build_models():
         def forward(self, x):
             return self.layer(x)
 
+    class Winograd(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(16, 32, 3, padding=1)
+            self.b = nn.Conv2d(32, 32, 3, padding=1)
+            self.down = nn.Conv2d(32, 48, 3, stride=2, padding=1)
+            self.c = nn.Conv2d(48, 40, 3, padding=1)
+            self.pw = nn.Conv2d(40, 10, 1)
+
+        def forward(self, x):
+            x = torch.relu(self.a(x))
+            x = torch.relu(self.b(x) + x)
+            x = self.c(torch.relu(self.down(x)))
+            return torch.mean(self.pw(torch.relu(x)), dim=(2, 3))
+
     class Tokens(nn.Module):
         def __init__(self):
             super().__init__()
@@ -98,6 +118,7 @@ def build_models():
         "convnet": (ConvNet, {"input": torch.randn(1, 3, 32, 32, generator=g)},
                     ["output"]),
         "transformer": (Encoder, {"input": torch.randn(1, 8, 32, generator=g)}, ["output"]),
+        "winograd": (Winograd, {"input": torch.randn(1, 16, 28, 28, generator=g)}, ["output"]),
         "tokens": (Tokens, {"ids": torch.randint(0, 50, (2, 7), generator=g)},
                    ["argmax", "positive", "ids32", "logits"]),
     }
@@ -199,6 +220,56 @@ def cmd_baton(args):
             msg = compare(f"{name}.output", got, ref["output"])
             if msg:
                 failures.append(msg)
+    failures += check_winograd_weights(args)
+    return failures
+
+
+def check_winograd_weights(args):
+    import json
+    failures = []
+    model, inputs, _ = export("winograd", args.work)
+    x = os.path.join(args.work, "winograd_input.npy")
+    np.save(x, inputs["input"])
+    plan = os.path.join(args.work, "winograd.baton")
+    r = subprocess.run([args.tool, "plan", model, "--winograd-weights", "-o", plan, "-q"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"baton plan --winograd-weights failed: {r.stderr.strip()}"]
+    r = subprocess.run([args.tool, "inspect", plan, "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"baton inspect failed: {r.stderr.strip()}"]
+    doc = json.loads(r.stdout)
+    tensors = doc["tensors"]
+    with_u = {}
+    for node in doc["nodes"]:
+        if node["op"] != "Conv":
+            continue
+        ins = node["inputs"]
+        u = ins[4] if len(ins) > 4 else None
+        with_u[node["name"]] = None if u is None else tensors[u]["shape"]
+    want = {"/a/Conv": [16, 32, 16], "/b/Conv": [16, 32, 32], "/c/Conv": [16, 40, 48]}
+    got = {k: v for k, v in with_u.items() if v is not None}
+    print(f"winograd: Conv nodes with transformed weights: {got}")
+    if got != want:
+        failures.append(f"winograd: transformed weights on {got}, want {want} (all: {with_u})")
+    ref, _ = ort_ref.run_ort(model, inputs)
+    isas = ["auto", "portable"]
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    if " avx2" in flags:
+        isas.append("avx2")
+    for isa in isas:
+        out_dir = os.path.join(args.work, "winograd_out_" + isa)
+        r = subprocess.run([args.tool, "run", plan, "--input", f"input={x}", "--output-dir",
+                            out_dir, "--isa", isa], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"baton run --isa {isa} failed: {r.stderr.strip()}")
+            continue
+        print(f"winograd --isa {isa}: baton vs ORT")
+        msg = compare(f"winograd.output ({isa})", np.load(os.path.join(out_dir, "output.npy")),
+                      ref["output"])
+        if msg:
+            failures.append(msg)
     return failures
 
 

@@ -35,6 +35,7 @@ struct PlanArgs {
   std::vector<std::string> profiles;
   double auto_time_limit = 60.0;
   int auto_threads = 2;
+  bool winograd_weights = false;
 };
 
 // The plan and the optional header, report and dot graph; with no program
@@ -102,6 +103,7 @@ int RunPlan(const PlanArgs& a) {
   options.max_in_flight = a.max_in_flight;
   options.auto_time_limit_s = a.auto_time_limit;
   options.auto_threads = a.auto_threads;
+  options.winograd_weights = a.winograd_weights;
   for (const std::string& rule : a.assign) {
     Result<AssignRule> parsed = ParseAssignRule(rule);
     if (!parsed.ok()) return fail(parsed.error());
@@ -203,6 +205,9 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--auto-threads", args->auto_threads,
                   "--auto: threads planning candidates, 1 or 2 (default 2; same plan either way)")
       ->check(CLI::Range(1, 2));
+  cmd->add_flag("--winograd-weights", args->winograd_weights,
+                "Store each Winograd-eligible 3x3 Conv's weights transformed too (the plan grows "
+                "by 16/9 of them; those layers run faster on the CPU kernels)");
   cmd->add_option("--pack-time-limit", args->pack_time, "Seconds the arena packer may search per domain")
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--profile", args->profiles,

@@ -63,7 +63,8 @@ Check CheckConvBias(InferContext& c, int bi, int wi, DType dtype) {
 }
 
 // Input 3 is Baton's fused residual Add (`sum`, docs/operators.md): float32
-// of the output's shape.
+// of the output's shape. Input 4 is U, the weights transformed for Winograd
+// (passes/winograd_weights.h): float32 [16, M, C] of a 3x3 kernel.
 Check InferConv(InferContext& c) {
   BATON_TRY(c.RequireFloat(0));
   BATON_TRY(c.RequireFloat(1));
@@ -73,6 +74,13 @@ Check InferConv(InferContext& c) {
     BATON_TRY(c.RequireDType(3, DType::Float32));
     if (c.S(3) != out) {
       return c.Err("sum " + c.Desc(3) + " must have the output's shape " + ShapeString(out));
+    }
+  }
+  if (c.Has(4)) {
+    BATON_TRY(c.RequireDType(4, DType::Float32));
+    const Shape& w = c.S(1);
+    if (w.size() != 4 || w[2] != 3 || w[3] != 3 || c.S(4) != Shape{16, w[0], w[1]}) {
+      return c.Err("Winograd weights " + c.Desc(4) + " need 3x3 weights and shape [16, M, C]");
     }
   }
   c.Output(DType::Float32, out);
@@ -290,7 +298,7 @@ double ConvTransposeMacs(const schema::Plan& plan, const schema::Node& node, dou
 // kernel inputs, lower, macs, eval, eval_reads_shapes_only
 // clang-format off
 const OpDef kOps[] = {
-    {"Conv", 2, 4, 1, 1, InferConv, true, schema::Op::Conv, 4, LowerConv, ConvMacs, nullptr, false},
+    {"Conv", 2, 5, 1, 1, InferConv, true, schema::Op::Conv, 5, LowerConv, ConvMacs, nullptr, false},
     {"ConvInteger", 2, 4, 1, 1, InferConvInteger, true, schema::Op::ConvInteger, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"QLinearConv", 8, 9, 1, 1, InferQLinearConv, true, schema::Op::QLinearConv, kAllInputs, LowerConv, ConvMacs, nullptr, false},
     {"ConvTranspose", 2, 3, 1, 1, InferConvTranspose, true, schema::Op::ConvTranspose, 3, LowerConvTranspose, ConvTransposeMacs, nullptr, false},

@@ -108,6 +108,13 @@ Status RegisterReferenceKernels(KernelRegistry* registry);
 // planner calls this to plan workspace tensors. Defined in baton_kernels.
 size_t WorkspaceBytes(const KernelCall& call);
 
+// True when a float Conv with a 3x3 kernel, stride 1, no dilation, one
+// group, c input and m output channels and an oh x ow output takes
+// Winograd F(2x2, 3x3) on every instruction set once its weights come
+// transformed as input 4 (U, docs/formats.md): the layers whose weights
+// `baton plan --winograd-weights` transforms. Defined in baton_kernels.
+bool ConvTakesWinogradWeights(int64_t c, int64_t m, int64_t oh, int64_t ow);
+
 // Instruction set of the GEMM-based reference kernels (Conv, Gemm, MatMul)
 // and of the integer kernels compiled with them (QLinearConv, ...).
 // Every build has kPortable: whatever its compiler flags target (SSE2 on a

@@ -1,6 +1,9 @@
 // Conv: NCHW (or NCL) float32, grouped, with optional bias, fused clamp,
-// fused activation and an optional fourth input `sum` (a fused residual Add):
+// fused activation, an optional fourth input `sum` (a fused residual Add):
 //   y = act(clamp(conv(x) + bias + sum))
+// and an optional fifth, U: the weights of a dense 3x3 stride-1 layer
+// transformed for Winograd by the planner (`baton plan --winograd-weights`,
+// docs/formats.md), [16, M, C].
 // The sum, clamp and activation run in the GEMM epilogue per tile, in
 // Winograd's output transform per tile row, and in the depthwise paths per
 // finished row, channel or channel block (ApplyEpilogue), while the output
@@ -33,7 +36,7 @@ namespace kernels {
 namespace {
 
 Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
-  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 4, 1));
+  BATON_RETURN_IF_ERROR(CheckArity(call, 2, 5, 1));
   BATON_RETURN_IF_ERROR(CheckAllF32(call));
   const schema::ConvParams* p = call.node->params_as_ConvParams();
   BATON_KCHECK(p != nullptr, "Conv needs ConvParams");
@@ -49,6 +52,15 @@ Status ParseConv(const KernelCall& call, ConvGeom* out, Clamp* out_clamp) {
     bool same = sum.rank() == y.rank();
     for (uint32_t d = 0; same && d < y.rank(); ++d) same = sum.dim(d) == y.dim(d);
     BATON_KCHECK(same, "Conv sum (input 3) must have the output's shape");
+  }
+  const TensorArg& u = Input(call, 4);
+  if (u.present()) {
+    const Window2d& w = g.win;
+    BATON_KCHECK(g.group == 1 && w.kh == 3 && w.kw == 3 && w.sh == 1 && w.sw == 1 &&
+                     w.dh == 1 && w.dw == 1,
+                 "Conv Winograd weights (input 4) need a dense 3x3 stride-1 layer");
+    BATON_KCHECK(u.rank() == 3 && u.dim(0) == 16 && u.dim(1) == g.m && u.dim(2) == w.c,
+                 "Conv Winograd weights (input 4) must be [16, M, C]");
   }
   const uint8_t act = static_cast<uint8_t>(p->activation());
   BATON_KCHECK(act <= static_cast<uint8_t>(schema::FusedActivation::MAX),
@@ -69,8 +81,13 @@ size_t GemmPathWorkspace(const ConvGeom& g) {
 
 // What the planner reserves: Winograd's workspace where some instruction
 // set takes it, and room for im2col + GEMM too where another one does not
-// (13x13 planes: AVX-512 runs them on im2col + GEMM).
-size_t WorkspaceFor(const ConvGeom& g) {
+// (13x13 planes: AVX-512 runs them on im2col + GEMM, unless the node
+// carries U: then every one takes Winograd, without room for U).
+size_t WorkspaceFor(const ConvGeom& g, bool u_given) {
+  if (u_given) {
+    const size_t winograd = WinogradWorkspaceBytes(g, true);
+    if (winograd > 0) return winograd;
+  }
   const size_t winograd = WinogradWorkspaceBytes(g);
   if (winograd == 0) return GemmPathWorkspace(g);
   const size_t gemm = WinogradOnEveryIsa(g) ? 0 : GemmPathWorkspace(g);
@@ -82,7 +99,8 @@ size_t WorkspaceFor(const ConvGeom& g) {
 // or other thresholds) still runs, on that path. Prepare accepts either
 // size.
 bool RunsWinograd(const ConvGeom& g, const KernelCall& call) {
-  return UseWinograd(g) && WorkspaceSize(call) >= WinogradWorkspaceBytes(g);
+  const bool u_given = Input(call, 4).present();
+  return UseWinograd(g, u_given) && WorkspaceSize(call) >= WinogradWorkspaceBytes(g, u_given);
 }
 
 // Convolutions of at most 4 input channels (image stems), stride 1 or 2,
@@ -110,7 +128,7 @@ size_t ConvWorkspaceBytes(const KernelCall& call) {
   ConvGeom g;
   Clamp clamp;
   if (!ParseConv(call, &g, &clamp).ok()) return 0;
-  return WorkspaceFor(g);
+  return WorkspaceFor(g, Input(call, 4).present());
 }
 
 Status ConvEval(const KernelCall& call) {
@@ -146,8 +164,9 @@ Status ConvEval(const KernelCall& call) {
     return Status::Ok();
   }
   if (RunsWinograd(g, call)) {
+    const TensorArg& u = Input(call, 4);
     WinogradConv(g, x, w, bias, inner, y, WorkspaceF32(call), WorkspaceSize(call),
-                 fused ? &epi : nullptr);
+                 fused ? &epi : nullptr, u.present() ? u.f32() : nullptr);
     return Status::Ok();
   }
 

@@ -82,6 +82,7 @@ struct Plan {
   int64_t tb = 0;                // the widest block
   bool blocked = false;          // U per block of mb output channels
   int64_t mb = 0;                // output channels per block (m when not blocked)
+  bool u_given = false;          // U is the node's input 4, not in the workspace
 
   int64_t Blocks() const { return full + (tail0 > 0 ? 1 : 0) + (tail1 > 0 ? 1 : 0); }
   // First tile and width of block b.
@@ -104,7 +105,9 @@ struct Plan {
   int64_t VPlane(const ConvGeom& g) const { return RoundUp(g.win.c * tb, 16) + 16; }
   int64_t MPlane(const ConvGeom&) const { return RoundUp(mb * tb, 16) + 16; }
   // Workspace offsets (floats) of V, M and the scratch rows, and the total.
-  int64_t VOffset(const ConvGeom& g) const { return RoundUp(kFreqs * mb * g.win.c, 16); }
+  int64_t VOffset(const ConvGeom& g) const {
+    return u_given ? 0 : RoundUp(kFreqs * mb * g.win.c, 16);
+  }
   int64_t MOffset(const ConvGeom& g) const { return VOffset(g) + kFreqs * VPlane(g); }
   int64_t RowsOffset(const ConvGeom& g) const { return MOffset(g) + kFreqs * MPlane(g); }
   int64_t Floats(const ConvGeom& g) const { return RowsOffset(g) + WinoScratchFloats(tb); }
@@ -127,8 +130,9 @@ bool Shape(const ConvGeom& g) {
 }
 
 // False when the layer should not use Winograd with this floor of tiles
-// (for U transformed whole).
-bool MakePlan(const ConvGeom& g, int64_t min_tiles, Plan* out) {
+// (for U transformed whole). `u_given`: U comes with the node (input 4), so
+// the workspace leaves it out; which layers qualify does not change.
+bool MakePlan(const ConvGeom& g, int64_t min_tiles, Plan* out, bool u_given = false) {
   if (!Shape(g)) return false;
   const Window2d& w = g.win;
   Plan p;
@@ -160,6 +164,7 @@ bool MakePlan(const ConvGeom& g, int64_t min_tiles, Plan* out) {
     p.mb = g.m;
   }
   if (p.Floats(g) * static_cast<int64_t>(sizeof(float)) <= kMaxWorkspaceBytes) {
+    p.u_given = u_given;
     *out = p;
     return true;
   }
@@ -235,9 +240,9 @@ void TransformOutput(const Window2d& w, const Plan& p, const float* mo, int64_t 
 
 }  // namespace
 
-bool UseWinograd(const ConvGeom& g) {
+bool UseWinograd(const ConvGeom& g, bool u_given) {
   Plan p;
-  return MakePlan(g, WinogradMinTiles(), &p);
+  return MakePlan(g, u_given ? kWinogradMinTilesAnyIsa : WinogradMinTiles(), &p);
 }
 
 bool WinogradOnEveryIsa(const ConvGeom& g) {
@@ -245,24 +250,38 @@ bool WinogradOnEveryIsa(const ConvGeom& g) {
   return MakePlan(g, kWinogradMinTilesEveryIsa, &p);
 }
 
-size_t WinogradWorkspaceBytes(const ConvGeom& g) {
+size_t WinogradWorkspaceBytes(const ConvGeom& g, bool u_given) {
   Plan p;
-  if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p)) return 0;
+  if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p, u_given)) return 0;
   return static_cast<size_t>(p.Floats(g)) * sizeof(float);
 }
 
+}  // namespace kernels
+
+bool ConvTakesWinogradWeights(int64_t c, int64_t m, int64_t oh, int64_t ow) {
+  kernels::ConvGeom g;
+  g.win.c = c;
+  g.win.oh = oh;
+  g.win.ow = ow;
+  g.win.kh = g.win.kw = 3;
+  g.m = m;
+  return kernels::WinogradWorkspaceBytes(g, true) > 0;
+}
+
+namespace kernels {
 namespace {
 
 // Tile blocks [begin, end) of all batch items (item = n * blocks + block),
 // with the v, M and row buffers of workspace slice `slot`; U (the
-// transformed weights) lives in slice 0 only, or, blocked, a block of it in
-// each slice.
+// transformed weights) is the node's input 4 (`u_given`), or lives in slice
+// 0 only, or, blocked, a block of it in each slice.
 struct WinogradJob {
   const ConvGeom* g;
   const Plan* p;
   const float* x;
   const float* w;
   const float* u;
+  const float* u_given;  // U[f][m][c] from the plan, or null
   const float* bias;
   const Clamp* clamp;
   const GemmEpilogue* fused;
@@ -291,21 +310,31 @@ void ChannelBlocks(const WinogradJob& j, float* slice, const float* v, int64_t n
       j.fused != nullptr && j.fused->sum != nullptr ? j.fused->sum + n * m * plane : nullptr;
   for (int64_t i0 = b0 * p.mb; i0 < m && i0 < b1 * p.mb; i0 += p.mb) {
     const int64_t rows = Min(p.mb, m - i0);
+    const int64_t next_rows = p.blocked ? Min(p.mb, m - i0 - rows) : 0;
+    // Frequency f's rows of this block: u + f * fu, c floats apart.
     const float* u = j.u;
-    if (p.blocked) {
+    int64_t fu = m * c;
+    if (j.u_given != nullptr) {
+      u = j.u_given + i0 * c;
+    } else if (p.blocked) {
       WinogradWeights(j.w + i0 * c * 9, c, rows, slice);
       u = slice;
+      fu = rows * c;
     }
     // Blocked: the next block's weights are read from DRAM (ResNet-50's
-    // 256-channel layers hold 2.3 MiB); a sixteenth of them goes to L2
-    // before each of this block's GEMMs, so that its transform does not
-    // wait on them.
+    // 256-channel layers hold 2.3 MiB); a sixteenth of them (given U: its
+    // rows of the next frequency) goes to L2 before each of this block's
+    // GEMMs, so that its transform or GEMM does not wait on them.
     const float* next_w = j.w + (i0 + rows) * c * 9;
-    const int64_t next_floats = p.blocked ? Min(p.mb, m - i0 - rows) * c * 9 : 0;
+    const int64_t next_floats = next_rows * c * 9;
     const int64_t chunk = (next_floats + kFreqs - 1) / kFreqs;
     for (int64_t f = 0; f < kFreqs; ++f) {
-      PrefetchToL2(next_w + f * chunk, Min(chunk, next_floats - f * chunk));
-      GemmDirect(rows, tb, c, u + f * rows * c, c, v + f * fv, tb, mo + f * fm, tb, overwrite);
+      if (j.u_given != nullptr) {
+        PrefetchToL2(u + f * fu + rows * c, next_rows * c);
+      } else {
+        PrefetchToL2(next_w + f * chunk, Min(chunk, next_floats - f * chunk));
+      }
+      GemmDirect(rows, tb, c, u + f * fu, c, v + f * fv, tb, mo + f * fm, tb, overwrite);
     }
     TransformOutput(win, p, mo, rows, t0, tb, fm, j.bias != nullptr ? j.bias + i0 : nullptr,
                     *j.clamp, yn + i0 * plane, j.fused,
@@ -350,18 +379,18 @@ void ChannelRange(void* ctx, int64_t begin, int64_t end, int slot) {
 
 void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float* bias,
                   const Clamp& clamp, float* y, float* workspace, size_t workspace_bytes,
-                  const GemmEpilogue* fused) {
+                  const GemmEpilogue* fused, const float* u_given) {
   Plan p;
-  if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p)) return;
+  if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p, u_given != nullptr)) return;
   float* u = workspace;
-  if (!p.blocked) WinogradWeights(w, g.win.c, g.m, u);  // once per call
+  if (!p.blocked && u_given == nullptr) WinogradWeights(w, g.win.c, g.m, u);  // once per call
   const size_t slice = static_cast<size_t>(p.Floats(g)) * sizeof(float);
   const int64_t blocks = p.Blocks();
   // With several tile blocks and workspace slices, the blocks go to the
   // calling thread's parallel runner (one GemmDirect each, serial inside);
   // else one block at a time, each GEMM split instead.
   const int slices = ParallelWorkspaceSlices(workspace_bytes, slice);
-  WinogradJob job{&g,    &p, x,         w, u,
+  WinogradJob job{&g,    &p,     x,     w, u, u_given,
                   bias,  &clamp, fused, y,
                   workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
   const int64_t items = g.win.n * blocks;

@@ -37,6 +37,10 @@ struct PlanOptions {
   // estimated instead of packed (docs/partitioning.md); the written plan is
   // always packed. Tests lower it to exercise the estimate on small graphs.
   size_t auto_estimate_memory_nodes = 1500;
+  // --winograd-weights: give every Conv that the runtime runs on Winograd its
+  // transformed weights (passes/winograd_weights.h): a larger plan, faster
+  // 3x3 layers.
+  bool winograd_weights = false;
 };
 
 Result<Program> PlanGraph(Graph graph, Target target, const PlanOptions& options);
