@@ -319,6 +319,11 @@ BATON_DW_BENCH(Depthwise5x5_240x14x14, 240, 14, 14, 240, 5, 1, 240, false);
 BATON_DW_BENCH(Depthwise5x5s2_96x28x28, 96, 28, 28, 96, 5, 2, 96, false);
 BATON_DW_BENCH(Depthwise5x5_576x7x7, 576, 7, 7, 576, 5, 1, 576, false);
 BATON_DW_BENCH(Depthwise5x5s2_240x28x28, 240, 28, 28, 240, 5, 2, 240, false);
+// mnasnet0_5's: 5x5 at stride 2 from 56x56 and 28x28, 5x5 at 14x14, 3x3 at 56x56.
+BATON_DW_BENCH(Depthwise5x5s2_48x56x56, 48, 56, 56, 48, 5, 2, 48, true);
+BATON_DW_BENCH(Depthwise5x5s2_144x28x28, 144, 28, 28, 144, 5, 2, 144, true);
+BATON_DW_BENCH(Depthwise5x5_288x14x14, 288, 14, 14, 288, 5, 1, 288, true);
+BATON_DW_BENCH(Depthwise3x3_48x56x56, 48, 56, 56, 48, 3, 1, 48, true);
 BENCHMARK_CAPTURE(RunGemm, Gemm_512x512x512, 512, 512, 512, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RunGemm, Gemm_256x3136x576, 256, 3136, 576, false)->Unit(benchmark::kMillisecond);
 // Conv7x7s2_stem's GEMM with a plain B: the stem's time less its im2col
