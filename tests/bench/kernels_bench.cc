@@ -265,6 +265,9 @@ BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_mbv2, ConvSpec{3, 224, 224, 32, 3, 2, 
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_squeezenet, ConvSpec{3, 224, 224, 64, 3, 2, 1, false, 0})
     ->Unit(benchmark::kMicrosecond);
+// mnasnet0_5's (16 channels, Relu).
+BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_mnasnet, ConvSpec{3, 224, 224, 16, 3, 2, 1, true})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv3x3s2_stem_mbv3s,
                   ConvSpec{3, 224, 224, 16, 3, 2, 1, false, -1, true})
     ->Unit(benchmark::kMicrosecond);
