@@ -265,10 +265,11 @@ struct ConvSpec {
 };
 
 // `fused`: a residual sum (input 3) and a HardSwish after the clamp, so the
-// fused epilogue runs on every split part at the right offsets.
+// fused epilogue runs on every split part at the right offsets. `u`: Winograd
+// weights as input 4 (any values: the parts must agree with one thread).
 std::vector<float> RunConv(const ConvSpec& s, uint32_t threads, const std::vector<float>& x,
                            const std::vector<float>& wt, const std::vector<float>& bias,
-                           bool fused = false) {
+                           bool fused = false, const std::vector<float>* u = nullptr) {
   const int64_t oh = (s.h + 2 * s.pad - s.k) / s.stride + 1;
   const int64_t ow = (s.w + 2 * s.pad - s.k) / s.stride + 1;
   auto build = [&](uint64_t ws_bytes) {
@@ -300,6 +301,10 @@ std::vector<float> RunConv(const ConvSpec& s, uint32_t threads, const std::vecto
       const std::vector<float> sum = Random(static_cast<size_t>(s.m * oh * ow), 7);
       inputs.push_back(static_cast<int32_t>(b.Constant("sum", ys, sum)));
     }
+    if (u != nullptr) {
+      if (!fused) inputs.push_back(-1);
+      inputs.push_back(static_cast<int32_t>(b.Constant("u", {16, s.m, s.c}, *u)));
+    }
     auto params = schema::CreateConvParamsDirect(
         b.fbb(), &kernel, &strides, &pads, &dil, static_cast<int32_t>(s.group), &clamp,
         fused ? schema::FusedActivation::HardSwish : schema::FusedActivation::None,
@@ -327,6 +332,7 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3), one tile block
       {64, 29, 27, 72, 3, 1, 1, 1},    // Winograd, tile blocks of 96, 64 and 50 tiles
       {128, 13, 13, 132, 3, 1, 1, 1},  // Winograd, U in blocks of output channels
+      {64, 13, 13, 64, 3, 1, 1, 1},    // given U below: one tile block split by channels
       {8, 60, 60, 8, 3, 1, 1, 8},      // depthwise, a large unit-stride plane (phase
                                        // planes; AVX2 and AVX-512: the direct path)
       {32, 40, 40, 32, 3, 1, 1, 32},   // depthwise, channel blocks in bands of rows
@@ -345,13 +351,21 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       const std::vector<float> w =
           Random(static_cast<size_t>(s.m * (s.c / s.group) * s.k * s.k), 5);
       const std::vector<float> bias = Random(static_cast<size_t>(s.m), 6);
+      // Winograd weights given (input 4) on the dense 3x3 stride-1 layers.
+      const bool winograd = s.k == 3 && s.stride == 1 && s.group == 1 && s.c >= 16;
+      const std::vector<float> u = Random(static_cast<size_t>(16 * s.m * s.c), 8);
       for (const bool fused : {false, true}) {
-        const std::vector<float> one = RunConv(s, 1, x, w, bias, fused);
-        ASSERT_FALSE(one.empty());
-        for (uint32_t threads : {2u, 3u}) {
-          EXPECT_TRUE(SameBits(RunConv(s, threads, x, w, bias, fused), one))
-              << KernelIsaName(isa) << " c " << s.c << " m " << s.m << " k " << s.k << " group "
-              << s.group << " threads " << threads << " fused " << fused;
+        for (const bool given : {false, true}) {
+          if (given && !winograd) continue;
+          const std::vector<float>* up = given ? &u : nullptr;
+          const std::vector<float> one = RunConv(s, 1, x, w, bias, fused, up);
+          ASSERT_FALSE(one.empty());
+          for (uint32_t threads : {2u, 3u}) {
+            EXPECT_TRUE(SameBits(RunConv(s, threads, x, w, bias, fused, up), one))
+                << KernelIsaName(isa) << " c " << s.c << " m " << s.m << " k " << s.k
+                << " group " << s.group << " threads " << threads << " fused " << fused
+                << " U given " << given;
+          }
         }
       }
     }

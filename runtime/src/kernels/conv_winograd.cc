@@ -394,16 +394,26 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
                   bias,  &clamp, fused, y,
                   workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
   const int64_t items = g.win.n * blocks;
+  if (BATON_PARALLEL_KERNELS && u_given != nullptr && !p.blocked && items == 1 && slices > 1 &&
+      ParallelThreads() > 1) {
+    // Given U, one tile block splits by output channels too (below), in
+    // blocks of a part's share (squeezenet's 13x13 layers: each GEMM split
+    // instead, 2 threads took the model 1.81 -> 1.52x over one). Each part
+    // needs only its own rows of M, fewer than the slice holds.
+    const int64_t parts = ParallelThreads();
+    p.mb = RoundUp((g.m + parts - 1) / parts, kRowUnit);
+  }
   const int64_t mblocks = (g.m + p.mb - 1) / p.mb;
   if (slices > 1 && items >= 2) {
     ParallelFor(items, 1, slices, WinogradBlocks, &job);
-  } else if (BATON_PARALLEL_KERNELS && slices > 1 && items == 1 && p.blocked && mblocks >= 2 &&
-             ParallelThreads() > 1) {
-    // One tile block with U in blocks (256 channels at 14x14): the input
-    // transform once, then the output channel blocks over the runner, each
-    // with its U block's transform, 16 GEMMs and output transform. Splitting
-    // each GEMM instead left the transforms serial: resnet18's 256-channel
-    // layers ran 1.07x faster on 2 threads than on one.
+  } else if (BATON_PARALLEL_KERNELS && slices > 1 && items == 1 &&
+             (p.blocked || u_given != nullptr) && mblocks >= 2 && ParallelThreads() > 1) {
+    // One tile block with U in blocks (256 channels at 14x14), or given: the
+    // input transform once, then the output channel blocks over the runner,
+    // each with its U block's transform (none when given), 16 GEMMs and
+    // output transform. Splitting each GEMM instead left the transforms
+    // serial: resnet18's 256-channel layers ran 1.07x faster on 2 threads
+    // than on one.
     float* v = workspace + p.VOffset(g);
     TransformInput(g.win, p, x, 0, p.tb, p.VPlane(g), v, workspace + p.RowsOffset(g));
     ChannelJob cj{&job, v, p.tb};
