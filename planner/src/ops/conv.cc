@@ -82,6 +82,12 @@ Check InferConv(InferContext& c) {
     if (w.size() != 4 || w[2] != 3 || w[3] != 3 || c.S(4) != Shape{16, w[0], w[1]}) {
       return c.Err("Winograd weights " + c.Desc(4) + " need 3x3 weights and shape [16, M, C]");
     }
+    const Node& n = c.node();
+    if (n.GetInt("group", 1) != 1 || AttrOr(n, "strides", 2, 1) != Shape{1, 1} ||
+        AttrOr(n, "dilations", 2, 1) != Shape{1, 1}) {
+      return c.Err("Winograd weights " + c.Desc(4) +
+                   " need a stride-1, undilated, ungrouped Conv");
+    }
   }
   c.Output(DType::Float32, out);
   return Check();

@@ -165,6 +165,24 @@ TEST(WinogradWeights, RuntimeDevicesGetNone) {
   EXPECT_EQ(bytes->find("a/winograd_weights"), std::string::npos);
 }
 
+// Only the planner gives a Conv U: a graph file whose Conv has a fifth input
+// is rejected at import, naming the node (ONNX's Conv takes X, W, B).
+TEST(WinogradWeights, GraphFilesCannotGiveU) {
+  const std::string json =
+      R"({"name": "g", "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 16, 16, 16]}],
+      "outputs": ["y"], "initializers": [
+      {"name": "w", "dtype": "float32", "shape": [16, 16, 3, 3], "data": )" +
+      Values(16 * 16 * 9, 5) + R"(},
+      {"name": "u", "dtype": "float32", "shape": [16, 16, 16], "data": )" +
+      Values(16 * 16 * 16, 6) + R"(}],
+      "nodes": [{"name": "c", "op": "Conv", "inputs": ["x", "w", "", "", "u"], "outputs": ["y"],
+                 "attrs": {"pads": [1, 1, 1, 1]}}]})";
+  auto g = ParseGraphJson(json, "", "g.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().find("node 'c'"), std::string::npos) << g.error();
+  EXPECT_NE(g.error().find("5 inputs"), std::string::npos) << g.error();
+}
+
 // A graph that already carries a tensor of U's name is an error naming it.
 TEST(WinogradWeights, NameClashIsAnError) {
   auto g = ParseGraphJson(GraphJson(), "", "wino.json");
