@@ -273,15 +273,14 @@ namespace {
 
 // Tile blocks [begin, end) of all batch items (item = n * blocks + block),
 // with the v, M and row buffers of workspace slice `slot`; U (the
-// transformed weights) is the node's input 4 (`u_given`), or lives in slice
-// 0 only, or, blocked, a block of it in each slice.
+// transformed weights, `u`) is the node's input 4 (Plan::u_given), or lives
+// in slice 0 only, or, blocked, a block of it in each slice (`u` unused).
 struct WinogradJob {
   const ConvGeom* g;
   const Plan* p;
   const float* x;
   const float* w;
-  const float* u;
-  const float* u_given;  // U[f][m][c] from the plan, or null
+  const float* u;  // U[f][m][c], given or transformed whole
   const float* bias;
   const Clamp* clamp;
   const GemmEpilogue* fused;
@@ -312,14 +311,13 @@ void ChannelBlocks(const WinogradJob& j, float* slice, const float* v, int64_t n
     const int64_t rows = Min(p.mb, m - i0);
     const int64_t next_rows = p.blocked ? Min(p.mb, m - i0 - rows) : 0;
     // Frequency f's rows of this block: u + f * fu, c floats apart.
-    const float* u = j.u;
-    int64_t fu = m * c;
-    if (j.u_given != nullptr) {
-      u = j.u_given + i0 * c;
-    } else if (p.blocked) {
+    const float* u = slice;
+    int64_t fu = rows * c;
+    if (p.blocked && !p.u_given) {
       WinogradWeights(j.w + i0 * c * 9, c, rows, slice);
-      u = slice;
-      fu = rows * c;
+    } else {
+      u = j.u + i0 * c;
+      fu = m * c;
     }
     // Blocked: the next block's weights are read from DRAM (ResNet-50's
     // 256-channel layers hold 2.3 MiB); a sixteenth of them (given U: its
@@ -329,7 +327,7 @@ void ChannelBlocks(const WinogradJob& j, float* slice, const float* v, int64_t n
     const int64_t next_floats = next_rows * c * 9;
     const int64_t chunk = (next_floats + kFreqs - 1) / kFreqs;
     for (int64_t f = 0; f < kFreqs; ++f) {
-      if (j.u_given != nullptr) {
+      if (p.u_given) {
         PrefetchToL2(u + f * fu + rows * c, next_rows * c);
       } else {
         PrefetchToL2(next_w + f * chunk, Min(chunk, next_floats - f * chunk));
@@ -382,19 +380,22 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
                   const GemmEpilogue* fused, const float* u_given) {
   Plan p;
   if (!MakePlan(g, kWinogradMinTilesAnyIsa, &p, u_given != nullptr)) return;
-  float* u = workspace;
-  if (!p.blocked && u_given == nullptr) WinogradWeights(w, g.win.c, g.m, u);  // once per call
+  const float* u = u_given;
+  if (u == nullptr && !p.blocked) {
+    WinogradWeights(w, g.win.c, g.m, workspace);  // once per call
+    u = workspace;
+  }
   const size_t slice = static_cast<size_t>(p.Floats(g)) * sizeof(float);
   const int64_t blocks = p.Blocks();
   // With several tile blocks and workspace slices, the blocks go to the
   // calling thread's parallel runner (one GemmDirect each, serial inside);
   // else one block at a time, each GEMM split instead.
   const int slices = ParallelWorkspaceSlices(workspace_bytes, slice);
-  WinogradJob job{&g,    &p,     x,     w, u, u_given,
+  WinogradJob job{&g,    &p,     x,     w, u,
                   bias,  &clamp, fused, y,
                   workspace, static_cast<int64_t>(ParallelSliceStride(slice) / sizeof(float))};
   const int64_t items = g.win.n * blocks;
-  if (BATON_PARALLEL_KERNELS && u_given != nullptr && !p.blocked && items == 1 && slices > 1 &&
+  if (BATON_PARALLEL_KERNELS && p.u_given && !p.blocked && items == 1 && slices > 1 &&
       ParallelThreads() > 1) {
     // Given U, one tile block splits by output channels too (below), in
     // blocks of a part's share (squeezenet's 13x13 layers: each GEMM split
@@ -407,7 +408,7 @@ void WinogradConv(const ConvGeom& g, const float* x, const float* w, const float
   if (slices > 1 && items >= 2) {
     ParallelFor(items, 1, slices, WinogradBlocks, &job);
   } else if (BATON_PARALLEL_KERNELS && slices > 1 && items == 1 &&
-             (p.blocked || u_given != nullptr) && mblocks >= 2 && ParallelThreads() > 1) {
+             (p.blocked || p.u_given) && mblocks >= 2 && ParallelThreads() > 1) {
     // One tile block with U in blocks (256 channels at 14x14), or given: the
     // input transform once, then the output channel blocks over the runner,
     // each with its U block's transform (none when given), 16 GEMMs and
