@@ -134,6 +134,12 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             // Five column tiles would split 2:3 (AVX-512):
                             // rows instead (squeezenet's classifier shape).
                             {1000, 169, 96, 1.0f, true, true},
+                            // 7x7 planes (AVX-512: GemmDirect's 8 x 48
+                            // tiles, two k blocks): rows split into parts
+                            // of 24 (8 x 48 tiles) or 12 (12 x 32 ones),
+                            // the same bits either way.
+                            {48, 49, 1100, 1.0f, true, true},
+                            {96, 50, 200, 1.0f, false, true},
                             {44, 70, 40, 1.0f, true, false},
                             // Last columns as dot products (GemmPacked's
                             // DotTail): n % 32 and n % 24 = 1 in a column
