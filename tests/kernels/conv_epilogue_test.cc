@@ -565,9 +565,9 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
 // and of the 4- and 6-row tiles; m = 3 the edge kernel, m = 4..11 below
 // the 12-row tile (AVX-512: the 8-row block, then 4-row blocks, the last
 // one shifted back; AVX2 m = 4..7: the 4-row tile); n = 1..70 (full,
-// shifted and edge column tiles; n = 1 the dot products; AVX-512 n = 48 to
-// 50 with m = 16 or 24: the direct driver's 8 x 48 tiles and their dot
-// tail); k = 16 (one k block: full tiles write C with the whole epilogue),
+// shifted and edge column tiles; n = 1 the dot products; AVX-512 with
+// m = 16 or 24: the direct driver's 48-column panels, n = 48 to 50 with
+// their dot tail, 144, and 169 with two vectors shifted back); k = 16 (one k block: full tiles write C with the whole epilogue),
 // k = 300 (two of GemmPacked's: the second adds into C) and k = 1100 (two
 // of GemmDirect's), with bias, sum, clamp and HardSwish, and with
 // accumulate (c += A*B).
@@ -578,8 +578,14 @@ TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
   for (const int64_t k : {16, 300, 1100}) {
     for (const int64_t m : ms) {
       if (k > 300 && m != 13 && m != 16 && m != 24) continue;
-      for (int64_t n = 1; n <= 70; ++n) {
-        if (k > 16 && n % 16 != 0 && n % 16 != 1 && n % 16 != 15 && n != 49 && n != 50) continue;
+      std::vector<int64_t> ns;
+      for (int64_t n = 1; n <= 70; ++n) ns.push_back(n);
+      if (m == 16 || m == 24) ns.insert(ns.end(), {144, 169});
+      for (const int64_t n : ns) {
+        if (k > 16 && n % 16 != 0 && n % 16 != 1 && n % 16 != 15 && n != 49 && n != 50 &&
+            n != 169) {
+          continue;
+        }
         const bool accumulate = k > 16 && n % 2 == 1;
         const std::vector<float> a = Random(static_cast<size_t>(m * k), &rng, 1.0f);
         const std::vector<float> b =

@@ -132,7 +132,9 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             // full and a shifted column tile), two k blocks.
                             {52, 49, 300, 1.0f, true, true},
                             // Five column tiles would split 2:3 (AVX-512):
-                            // rows instead (squeezenet's classifier shape).
+                            // rows instead (squeezenet's classifier shape;
+                            // 48-column panels on one thread, DirectTiles's
+                            // on parts of 492 and 508 rows).
                             {1000, 169, 96, 1.0f, true, true},
                             // 7x7 planes (AVX-512: GemmDirect's 8 x 48
                             // tiles, two k blocks): rows split into parts
