@@ -203,7 +203,8 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
             << KernelIsaName(isa) << " workspace overrun, m " << g.m << " n " << g.n << " threads "
             << threads;
         kernels::GemmDirect(g.m, g.n, g.k, a.data(), g.k, b.data(), g.n, direct.data(), g.n, epi);
-        EXPECT_EQ(pool.splits(), 2) << "both GEMMs split";
+        EXPECT_EQ(pool.splits(), 2) << "both GEMMs split: " << KernelIsaName(isa) << " m " << g.m
+                                    << " n " << g.n << " threads " << threads;
         EXPECT_TRUE(SameBits(packed, packed1))
             << KernelIsaName(isa) << " packed m " << g.m << " n " << g.n << " threads " << threads;
         if (g.alpha == 1.0f) {
