@@ -372,13 +372,13 @@ void GemmDirect(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
   GemmSplit s{&impl,   m,       n, k,      1.0f, StridedMatrix{a, lda, 1},
               nullptr, nullptr, b, ldb,    c,    ldc,
               &epi,    nullptr, 0, split_n};
-  // Row parts in whole 8-row blocks too where the tile has 12 rows
-  // (AVX-512) and there are rows enough, so that the parts of a 7x7 or
-  // 13x13 layer keep the 48-column panels (DirectTiles48) that one thread
-  // runs: squeezenet's classifier split 492 and 508 rows, both on 32-column
-  // panels. The bits do not depend on the split.
-  const int64_t row_grain =
-      impl.mr % 8 != 0 && m / (2 * impl.mr) >= parts ? 2 * impl.mr : impl.mr;
+  // With AVX-512's 12 x 32 tile, row parts in whole 8-row blocks too when
+  // there are rows enough, so that the parts of a 7x7 or 13x13 layer keep
+  // the 48-column panels (DirectTiles48) that one thread runs: squeezenet's
+  // classifier split 492 and 508 rows, both on 32-column panels. The bits do
+  // not depend on the split.
+  const bool panels48 = impl.mr == 12 && impl.nr == 32;
+  const int64_t row_grain = panels48 && m / 24 >= parts ? 24 : impl.mr;
   ParallelFor(split_n ? n : m, split_n ? impl.nr : row_grain, parts, DirectRange, &s);
 }
 
