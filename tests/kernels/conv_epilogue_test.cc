@@ -567,10 +567,10 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
 // one shifted back; AVX2 m = 4..7: the 4-row tile); n = 1..70 (full,
 // shifted and edge column tiles; n = 1 the dot products; AVX-512 with
 // m = 16 or 24: the direct driver's 48-column panels, n = 48 to 50 with
-// their dot tail, 144, and 169 with two vectors shifted back); k = 16 (one k block: full tiles write C with the whole epilogue),
-// k = 300 (two of GemmPacked's: the second adds into C) and k = 1100 (two
-// of GemmDirect's), with bias, sum, clamp and HardSwish, and with
-// accumulate (c += A*B).
+// their dot tail, 144, and 169 with two vectors shifted back); k = 16 (one
+// k block: full tiles write C with the whole epilogue), k = 300 (two of
+// GemmPacked's: the second adds into C) and k = 1100 (two of GemmDirect's),
+// with bias, sum, clamp and HardSwish, and with accumulate (c += A*B).
 TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
   const testing::IsaGuard restore;
   std::mt19937 rng(5);

@@ -133,9 +133,12 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             {52, 49, 300, 1.0f, true, true},
                             // Five column tiles would split 2:3 (AVX-512):
                             // rows instead (squeezenet's classifier shape;
-                            // 48-column panels on one thread, DirectTiles's
-                            // on parts of 492 and 508 rows).
+                            // AVX-512: 48-column panels on one thread and,
+                            // in 24-row grains, on every part).
                             {1000, 169, 96, 1.0f, true, true},
+                            // m % 8 = 4: one thread on 32-column panels,
+                            // a part of 504 rows on 48-column ones.
+                            {1012, 169, 96, 1.0f, true, true},
                             // 7x7 planes (AVX-512: GemmDirect's 8 x 48
                             // tiles, two k blocks): rows split into parts
                             // of 24 (8 x 48 tiles) or 12 (12 x 32 ones),
