@@ -298,6 +298,9 @@ const ConvCase kConvCases[] = {
     // channel blocks at stride 2 keep a case of their own (rows of 10).
     {"dw_direct_s2_wide", 1, 5, 19, 125, 5, 3, 2, 1, 5, true, -1},
     {"dw_direct_s2_5x5", 2, 3, 22, 61, 3, 5, 2, 2, 3, true, -1},
+    // 5x5 rows of 63 outputs: inner vectors, whose third load reads three
+    // columns (AVX-512's permuted taps).
+    {"dw_direct_s2_5x5_wide", 1, 3, 13, 125, 3, 5, 2, 2, 3, false, -1},
     {"dw_direct_s2_5x5_pad1", 1, 2, 15, 60, 2, 5, 2, 1, 2, false, -1},
     {"dw_direct_s2_pad2", 1, 2, 11, 61, 2, 3, 2, 2, 2, true, -1},
     {"dw_direct_s2_nopad", 1, 4, 13, 60, 4, 3, 2, 0, 4, false, -1},
