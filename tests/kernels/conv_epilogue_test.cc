@@ -281,8 +281,10 @@ const ConvCase kConvCases[] = {
     {"dw_channels_s2", 1, 4, 21, 20, 4, 3, 2, 1, 4, true, -1},
     {"dw_channels", 2, 18, 7, 7, 18, 3, 1, 1, 18, true, -1},
     // Channel blocks in several bands of rows, a partial last block; rows of
-    // 38 at stride 1 and 13 at stride 2, which the direct path leaves alone.
+    // 38 at stride 1 (the direct path's on AVX-512) and 13 at stride 2, and
+    // rows of 13 at stride 1, which the direct path leaves alone.
     {"dw_bands", 1, 20, 40, 38, 20, 3, 1, 1, 20, true, -1},
+    {"dw_bands_w13", 1, 20, 160, 13, 20, 3, 1, 1, 20, true, -1},
     {"dw_bands_s2", 2, 17, 70, 25, 17, 3, 2, 1, 17, false, -1},
     {"dw_bands_5x5_s2", 1, 18, 70, 26, 18, 5, 2, 2, 18, true, -1},
     // Channel blocks whose packing runs 8 x 8 blocks across row ends: rows of
@@ -308,6 +310,9 @@ const ConvCase kConvCases[] = {
     {"dw_direct_s2_no_workspace", 1, 3, 9, 64, 3, 3, 2, 1, 3, true, 0},
     {"dw_direct_s1_wide", 1, 5, 13, 125, 5, 3, 1, 1, 5, true, -1},
     {"dw_direct_s1_56", 1, 4, 9, 56, 4, 3, 1, 1, 4, true, -1},
+    // Rows of 28 (AVX-512): two vectors, both in the padding.
+    {"dw_direct_s1_28", 1, 3, 10, 28, 3, 3, 1, 1, 3, false, -1},
+    {"dw_direct_s1_28_5x5", 1, 4, 9, 28, 4, 5, 1, 2, 4, true, -1},
     {"dw_direct_s1_5x5", 1, 3, 11, 61, 3, 5, 1, 2, 3, false, -1},
     {"dw_direct_s1_nopad_mult2", 1, 2, 9, 70, 4, 3, 1, 0, 2, true, -1},
     {"dw_channels_5x5_s2", 1, 17, 12, 20, 17, 5, 2, 2, 17, true, -1},
@@ -331,11 +336,11 @@ TEST(ConvEpilogueTest, EveryActivationPathAndIsa) {
   EXPECT_GE(ran, 225);
 }
 
-// The direct path takes the depthwise shapes depthwise_conv.cc names, per
-// instruction set (AVX-512: 3x3 and 5x5, rows of at least 14 outputs at
-// stride 2, at stride 1 at least 56 for 3x3 and more than 56 for 5x5; AVX2:
-// the same with 3x3 only and at least 28 at stride 2; portable: none), and
-// every dw_direct case above runs it on AVX-512.
+// The direct path takes the depthwise shapes depthwise_isa.inc names, per
+// instruction set (AVX-512: 3x3 and 5x5, rows of at least 28 outputs at
+// stride 1 and 14 at stride 2; AVX2: 3x3 only, rows of at least 56 at
+// stride 1 and 28 at stride 2; portable: none), and every dw_direct case
+// above runs it on AVX-512.
 TEST(ConvEpilogueTest, DirectPathShapes) {
   const testing::IsaGuard restore;
   int checked = 0;
@@ -351,9 +356,8 @@ TEST(ConvEpilogueTest, DirectPathShapes) {
       const int64_t ow = g.win.ow;
       const bool k35 = cc.k == 3 || cc.k == 5;
       bool want = false;
-      const bool s1 = cc.k == 3 ? ow >= 56 : ow > 56;  // at stride 1
-      if (avx512) want = k35 && (cc.stride == 2 ? ow >= 14 : s1);
-      if (avx2) want = cc.k == 3 && (cc.stride == 2 ? ow >= 28 : s1);
+      if (avx512) want = k35 && ow >= (cc.stride == 1 ? 28 : cc.stride == 2 ? 14 : 1 << 30);
+      if (avx2) want = cc.k == 3 && (cc.stride == 2 ? ow >= 28 : ow >= 56);
       if (avx512 && std::string(cc.name).rfind("dw_direct", 0) == 0) {
         EXPECT_TRUE(want) << cc.name;
       }
