@@ -25,12 +25,12 @@
 //
 // The direct path (x86-64 AVX2 and AVX-512 copies; it takes a layer before
 // the others, whatever its workspace): 3x3 and 5x5 kernels (AVX2: 3x3),
-// unit dilation, at stride 1 on rows of at least 56 outputs (5x5: more than
-// 56) or at stride 2 on rows of at least 14 (AVX2: 28). Per channel, four
-// output rows at a time straight from the NCHW input rows, a vector of
-// outputs per step (at stride 2 the even and odd input columns come from
-// in-register shuffles): nothing is packed or copied
-// (gemm/depthwise_isa.inc). Plans still reserve the other paths' workspace
+// unit dilation, at stride 1 on rows of at least 28 outputs (AVX2: 56) or
+// at stride 2 on rows of at least 14 (AVX2: 28). Per channel, four output
+// rows at a time straight from the NCHW input rows, two vectors of outputs
+// per step at stride 1 and one at stride 2 (whose even and odd input
+// columns come from in-register shuffles or, on AVX-512, permutes):
+// nothing is packed or copied (gemm/depthwise_isa.inc). Plans still reserve the other paths' workspace
 // for these layers: which path runs depends on the CPU.
 //
 // The row path (a plan without that workspace, from an older planner): one
