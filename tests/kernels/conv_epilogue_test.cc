@@ -246,6 +246,14 @@ const ConvCase kConvCases[] = {
     // shifted one); 4 channels at stride 1 with a 5x5 kernel and no bias.
     {"direct_stem_bands", 1, 3, 203, 21, 13, 3, 2, 1, 1, true, -1},
     {"direct_s1_4ch_5x5", 2, 4, 30, 19, 24, 5, 1, 2, 1, false, -1},
+    // Channels a multiple of 8, rows of 48 outputs or more: AVX-512's 8-row
+    // blocks of 48-column panels, then the last columns on one whole vector
+    // (112 = 2 * 48 + 16), through the tile buffer (111), or on two vectors
+    // and then the tile buffer (82 = 48 + 32 + 2); stride 1 (50 = 48 + 2).
+    {"direct_panels48_112", 1, 3, 7, 225, 16, 3, 2, 0, 1, true, -1},
+    {"direct_panels48_111", 1, 3, 9, 223, 24, 3, 2, 0, 1, false, -1},
+    {"direct_panels48_82", 2, 3, 8, 165, 16, 3, 2, 0, 1, true, -1},
+    {"direct_panels48_s1", 1, 4, 6, 50, 32, 5, 1, 2, 1, true, -1},
     {"im2col_s3", 1, 2, 14, 17, 5, 3, 3, 1, 1, true, -1},
     {"grouped", 1, 8, 6, 7, 12, 3, 1, 1, 2, true, -1},
     // k = 9 * 31 = 279 packs in k blocks of 140 and 139 rows, so the second

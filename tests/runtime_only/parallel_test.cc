@@ -339,6 +339,7 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       {24, 30, 30, 40, 3, 2, 1, 1},    // im2col + GemmPacked
       {3, 47, 45, 16, 3, 2, 1, 1},     // stem: ConvDirect's bands of output rows
       {3, 40, 38, 64, 7, 2, 3, 1},     // 7x7 stem, 64 rows (12-row blocks + 4)
+      {3, 21, 223, 32, 3, 2, 0, 1},    // stem, rows of 111 (AVX-512: 48-column panels)
       {48, 20, 20, 64, 1, 1, 0, 1},    // pointwise: GemmDirect
       {300, 1, 1, 150, 1, 1, 0, 1},    // pointwise on a 1x1 image: dot products
       {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3), one tile block
