@@ -302,6 +302,11 @@ BENCHMARK_CAPTURE(RunConv, Conv1x1_16to16_56x56, ConvSpec{16, 56, 56, 16, 1, 1, 
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(RunConv, Conv1x1_16to72_56x56, ConvSpec{16, 56, 56, 72, 1, 1, 1, true})
     ->Unit(benchmark::kMicrosecond);
+// squeezenet1_1's expand1x1 layers at 55x55 and 27x27.
+BENCHMARK_CAPTURE(RunConv, Conv1x1_16to64_55x55, ConvSpec{16, 55, 55, 64, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(RunConv, Conv1x1_32to128_27x27, ConvSpec{32, 27, 27, 128, 1, 1, 1, false})
+    ->Unit(benchmark::kMicrosecond);
 // Depthwise layers of MobileNet v2/v3 and EfficientNet, each on the path
 // plans run (channel blocks or phase planes, by shape) and on the row path
 // (_rows).

@@ -582,7 +582,8 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
 // one shifted back; AVX2 m = 4..7: the 4-row tile); n = 1..70 (full,
 // shifted and edge column tiles; n = 1 the dot products; AVX-512 with
 // m = 16 or 24: the direct driver's 48-column panels, n = 48 to 50 with
-// their dot tail, 144, and 169 with two vectors shifted back); k = 16 (one
+// their dot tail, 144, and 169 with two vectors shifted back, and with
+// k = 16 over B wider than a column block, n = 531 to 3136); k = 16 (one
 // k block: full tiles write C with the whole epilogue), k = 300 (two of
 // GemmPacked's: the second adds into C) and k = 1100 (two of GemmDirect's),
 // with bias, sum, clamp and HardSwish, and with accumulate (c += A*B).
@@ -596,6 +597,10 @@ TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
       std::vector<int64_t> ns;
       for (int64_t n = 1; n <= 70; ++n) ns.push_back(n);
       if (m == 16 || m == 24) ns.insert(ns.end(), {144, 169});
+      // B wider than a column block but of few rows (k = 16): the 48-column
+      // panels over all of it, then a dot tail (3025), one vector shifted
+      // back (3136 and 531) or two (600).
+      if ((m == 16 || m == 24) && k == 16) ns.insert(ns.end(), {531, 600, 3025, 3136});
       for (const int64_t n : ns) {
         if (k > 16 && n % 16 != 0 && n % 16 != 1 && n % 16 != 15 && n != 49 && n != 50 &&
             n != 169) {

@@ -139,6 +139,10 @@ TEST(Parallel, GemmBitwiseEqualAcrossThreadCounts) {
                             // m % 8 = 4: one thread on 32-column panels,
                             // a part of 504 rows on 48-column ones.
                             {1012, 169, 96, 1.0f, true, true},
+                            // A wide B of 16 rows (AVX-512: 48-column
+                            // panels over all of it on one thread, on
+                            // each part's columns on several).
+                            {64, 3025, 16, 1.0f, true, true},
                             // 7x7 planes (AVX-512: GemmDirect's 8 x 48
                             // tiles, two k blocks): rows split into parts
                             // of 24 (8 x 48 tiles) or 12 (12 x 32 ones),
