@@ -347,6 +347,7 @@ TEST(Parallel, ConvDepthwiseWinogradBitwiseEqualAcrossThreadCounts) {
       {48, 20, 20, 64, 1, 1, 0, 1},    // pointwise: GemmDirect
       {300, 1, 1, 150, 1, 1, 0, 1},    // pointwise on a 1x1 image: dot products
       {64, 20, 20, 64, 3, 1, 1, 1},    // Winograd F(2x2, 3x3), one tile block
+      {16, 27, 27, 64, 3, 1, 1, 1},    // Winograd over 16 channels (AVX-512: 8 x 48 tiles)
       {64, 29, 27, 72, 3, 1, 1, 1},    // Winograd, tile blocks of 96, 64 and 50 tiles
       {128, 13, 13, 132, 3, 1, 1, 1},  // Winograd, U in blocks of output channels
       {64, 13, 13, 64, 3, 1, 1, 1},    // given U below: one tile block split by channels
