@@ -584,8 +584,8 @@ TEST(GemmEpilogueTest, EveryActivationDriverAndIsa) {
 // m = 16 or 24: the direct driver's 48-column panels, n = 48 to 50 with
 // their dot tail, 144, and 169 with two vectors shifted back, and with
 // k = 16, short enough for any last panels, n = 48 to 70 and over B wider
-// than a column block, n = 531 to 3136); k = 16 (one
-// k block: full tiles write C with the whole epilogue), k = 300 (two of
+// than a column block, n = 531 to 3136); k = 16 (one k block: full tiles
+// write C with the whole epilogue), k = 300 (two of
 // GemmPacked's: the second adds into C) and k = 1100 (two of GemmDirect's),
 // with bias, sum, clamp and HardSwish, and with accumulate (c += A*B).
 TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
