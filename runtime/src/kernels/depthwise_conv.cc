@@ -30,8 +30,9 @@
 // rows at a time straight from the NCHW input rows, two vectors of outputs
 // per step at stride 1 and one at stride 2 (whose even and odd input
 // columns come from in-register shuffles or, on AVX-512, permutes):
-// nothing is packed or copied (gemm/depthwise_isa.inc). Plans still reserve the other paths' workspace
-// for these layers: which path runs depends on the CPU.
+// nothing is packed or copied (gemm/depthwise_isa.inc). Plans still reserve
+// the other paths' workspace for these layers: which path runs depends on
+// the CPU.
 //
 // The row path (a plan without that workspace, from an older planner): one
 // output row at a time; 3x3 kernels with unit dilation and stride 1 or 2
