@@ -27,8 +27,11 @@ same instruction set: Baton through `baton run --isa`, torch through its own
 dispatch controls, ATEN_CPU_CAPABILITY and oneDNN's DNNL_MAX_CPU_ISA. "auto"
 leaves both at their defaults (what a user gets); "portable" is Baton's
 baseline copy (SSE2 on x86-64) against torch limited to SSE4.1. ONNX Runtime
-has no instruction-set cap a user can set (its MLAS kernels choose by CPUID),
-so it runs in the "auto" row only; other rows show "—".
+has no instruction-set cap a user can set (its MLAS kernels choose by CPUID
+and XCR0), so the "avx2" and "portable" rows run a copy of it whose MLAS sees
+no AVX-512 state (its AVX2+FMA kernels) or no AVX state (its SSE kernels),
+made by tools/ort/cap_isa.py: ONNX Runtime as on a machine without AVX-512 or
+AVX. "auto", "avx512" and "avx512vnni" rows run the install as it is.
 
 A model Baton cannot plan or run still gets a row: its Baton cells say
 "unsupported" with the first line of the error, and the others are measured.
@@ -51,6 +54,10 @@ DEFAULT_MODELS = ("mobilenet_v2,resnet18,squeezenet1_1,mnasnet0_5,efficientnet_b
                   "shufflenet_v2_x0_5,mobilenet_v3_small,googlenet")
 ROUNDS = 3
 DASH = "—"
+
+# The tools/ort/cap_isa.py copy of ONNX Runtime each row runs (None: the
+# install as it is).
+ORT_CAP = {"auto": None, "avx512vnni": None, "avx512": None, "avx2": "avx2", "portable": "sse"}
 
 # Environment that caps torch at the instruction set of a `baton run --isa`.
 TORCH_ISA_ENV = {
@@ -251,12 +258,21 @@ def main():
         if isa not in TORCH_ISA_ENV:
             ap.error(f"unknown ISA {isa}; one of {', '.join(TORCH_ISA_ENV)}")
     ort_version = None
+    ort_roots = {}  # ISA row -> the ONNX Runtime install it runs (absent: none)
     if not args.no_ort:
         import ort_ref
         try:
             ort_version = ort_ref.check_installed()
         except ort_ref.OrtNotInstalled as e:
             sys.exit(f"{e}\n(or pass --no-ort)")
+        sys.path.insert(0, os.path.join(HERE, "ort"))
+        import cap_isa
+        for isa in isas:
+            cap = ORT_CAP.get(isa)
+            try:
+                ort_roots[isa] = cap_isa.capped_copy(cap) if cap else ort_ref.ort_dir()
+            except (cap_isa.CapError, OSError) as e:
+                print(f"no ONNX Runtime in the {isa} row: {e}", file=sys.stderr)
     os.makedirs(args.out, exist_ok=True)
     rows = []
     torch_version = "?"
@@ -274,14 +290,14 @@ def main():
         if r.returncode != 0:
             baton_error = f"unsupported ({first_line(r.stderr + r.stdout)})"
 
-        # ONNX Runtime: correctness once, on the file Baton plans.
-        ort_err, ort_error = DASH, None
-        if ort_version:
+        # ONNX Runtime: correctness once per install, on the file Baton plans.
+        ort_checks = {}  # install -> (error cell, failure or None)
+        for root in sorted(set(ort_roots.values())):
             try:
-                got, _ = ort_ref.run_ort(onnx_path, {"input": np.load(inp)})
-                ort_err = f"{rel_err(next(iter(got.values())), ref):.1e}"
+                got, _ = ort_ref.run_ort(onnx_path, {"input": np.load(inp)}, root=root)
+                ort_checks[root] = (f"{rel_err(next(iter(got.values())), ref):.1e}", None)
             except RuntimeError as e:
-                ort_error = f"failed ({first_line(str(e))})"
+                ort_checks[root] = (DASH, f"failed ({first_line(str(e))})")
 
         for isa in isas:
             baton_err, used = DASH, isa
@@ -300,7 +316,9 @@ def main():
                     row_baton_error = f"unsupported ({first_line(r.stderr)})"
                 else:
                     baton_err = f"{rel_err(np.load(os.path.join(out, 'output.npy')), ref):.1e}"
-            with_ort = ort_version and not ort_error and isa == "auto"
+            ort_root = ort_roots.get(isa)
+            ort_err, ort_error = ort_checks[ort_root] if ort_root else (DASH, None)
+            with_ort = ort_root and not ort_error
             samples = {"baton": [], "ort": [], "torch": []}
             for _ in range(ROUNDS):  # alternate the sides
                 if not args.no_torch:
@@ -310,7 +328,8 @@ def main():
                     bm, bn, used = time_baton(args.tool, plan, inp, out, args.repeat, isa)
                     samples["baton"].append((bm, bn))
                 if with_ort:
-                    _, t = ort_ref.run_ort(onnx_path, {"input": np.load(inp)}, repeat=args.repeat)
+                    _, t = ort_ref.run_ort(onnx_path, {"input": np.load(inp)}, repeat=args.repeat,
+                                           root=ort_root)
                     samples["ort"].append((statistics.median(t), min(t)))
 
             def best(side):
@@ -318,11 +337,10 @@ def main():
                 return (min(m for m, _ in s), min(n for _, n in s)) if s else DASH
 
             baton = row_baton_error or best("baton")
-            ort = (ort_error or best("ort")) if isa == "auto" and ort_version else DASH
+            ort = (ort_error or best("ort")) if ort_root else DASH
             torch_t = best("torch")
             label = f"auto ({used})" if isa == "auto" and not row_baton_error else isa
-            rows.append((name, label, baton, ort, torch_t, baton_err,
-                         ort_err if isa == "auto" else DASH))
+            rows.append((name, label, baton, ort, torch_t, baton_err, ort_err))
 
     print(cpu_line())
     print()
@@ -340,8 +358,10 @@ def main():
     torch_note = "torch not timed" if args.no_torch else f"torch {torch_version}, 1 thread"
     ort_note = ("ONNX Runtime not run" if not ort_version else
                 f"ONNX Runtime {ort_version} (onnxruntime-node, CPU EP, intra/inter-op threads 1, "
-                "sequential, all graph optimizations), on the same ONNX file, in the auto row "
-                "only: it has no instruction-set cap")
+                "sequential, all graph optimizations), on the same ONNX file"
+                + "".join(f"; in the {isa} row its MLAS capped at {ORT_CAP[isa].upper()} "
+                          "(tools/ort/cap_isa.py)" for isa in isas
+                          if ORT_CAP.get(isa) and isa in ort_roots))
     plan_note = " ".join(["baton plan"] + plan_flags)
     print(f"\n({torch_note}; {plan_note}, baton run --cooperative, 1 thread; {ort_note}; {sizes}; "
           f"{args.repeat} runs x {ROUNDS} rounds after a warm-up, alternating, the best round's "

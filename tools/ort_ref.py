@@ -77,7 +77,7 @@ def _npy_name(name):
 OPT_LEVELS = ("disabled", "basic", "extended", "all")
 
 
-def run_ort(model, inputs, repeat=0, profile=None, opt_level="all", threads=1):
+def run_ort(model, inputs, repeat=0, profile=None, opt_level="all", threads=1, root=None):
     """Runs `model` once on ONNX Runtime (CPU EP, intra-op threads `threads`
     (default 1), inter-op threads 1,
     sequential, graph optimization level `opt_level`, one of OPT_LEVELS) with
@@ -86,7 +86,8 @@ def run_ort(model, inputs, repeat=0, profile=None, opt_level="all", threads=1):
     Returns (outputs, times): outputs {name: ndarray} in the model's output
     order; times the per-inference ms of `repeat` timed runs after one
     warm-up ([] when repeat is 0). `profile`: a path to copy ORT's profiler
-    trace (JSON) to. Raises OrtNotInstalled, or RuntimeError with run.js's
+    trace (JSON) to. `root`: the install to use instead of ort_dir() (a
+    capped copy from tools/ort/cap_isa.py). Raises OrtNotInstalled, or RuntimeError with run.js's
     message when ORT rejects the model or the inputs."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {', '.join(OPT_LEVELS)}, not {opt_level!r}")
@@ -105,7 +106,7 @@ def run_ort(model, inputs, repeat=0, profile=None, opt_level="all", threads=1):
             cmd += ["--opt-level", opt_level]
         if threads != 1:
             cmd += ["--threads", str(int(threads))]
-        env = dict(os.environ, BATON_ORT_DIR=ort_dir())
+        env = dict(os.environ, BATON_ORT_DIR=os.path.abspath(root) if root else ort_dir())
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip() or f"run.js exited with {r.returncode}")

@@ -26,7 +26,16 @@ independent references; registered by tests/ort/tests.cmake.
       input) on exactly the three stride-1 3x3 layers, and its outputs must
       match ONNX Runtime's under every instruction set the CPU has.
 
-Both need tools/ort/install.sh to have run (tools/install_deps.sh runs it);
+  ort_test.py caps --work DIR
+      ort.capped_copies: tools/ort/cap_isa.py's copies of the install (MLAS
+      capped at AVX2, at SSE). Its patch on made-up bytes: the site found
+      once is rewritten (two bytes), absent or twice is refused. On the real
+      library: the copy differs from the install in exactly those two bytes,
+      the install itself is untouched (the copy hard-links the rest), a second
+      call reuses the copy, and the copy's ONNX Runtime still matches torch
+      on the convnet and the winograd models.
+
+All need tools/ort/install.sh to have run (tools/install_deps.sh runs it);
 without it they fail with that advice.
 """
 import argparse
@@ -273,9 +282,66 @@ def check_winograd_weights(args):
     return failures
 
 
+def cmd_caps(args):
+    sys.path.insert(0, os.path.join(ROOT, "tools", "ort"))
+    import cap_isa
+    failures = []
+    site = cap_isa.SITE
+    data = b"\x90" * 100 + site + b"\xc3" * 50
+    for cap, imm in cap_isa.CAPS.items():
+        got = cap_isa.patch(data, cap)
+        diff = [i for i in range(len(data)) if got[i] != data[i]]
+        at = 100 + cap_isa.MOV_OFFSET
+        if diff != [at, at + 1] or got[at:at + 2] != bytes([0x24, imm]):
+            failures.append(f"patch({cap}): bytes {diff} changed to {got[at:at + 2].hex()}, "
+                            f"want [{at}, {at + 1}] -> 24{imm:02x}")
+    for what, bad in (("absent", data.replace(site, b"\x90" * len(site))),
+                      ("twice", data + site)):
+        try:
+            cap_isa.patch(bad, "avx2")
+            failures.append(f"patch: the site {what} was not refused")
+        except cap_isa.CapError as e:
+            print(f"  site {what}: refused ({e})")
+
+    src = ort_ref.ort_dir()
+    lib = os.path.join(src, cap_isa.LIBRARY)
+    with open(lib, "rb") as f:
+        original = f.read()
+    models = [export(name, args.work) for name in ("convnet", "winograd")]
+    for cap in cap_isa.CAPS:
+        dst = cap_isa.capped_copy(cap, src, os.path.join(args.work, "ort-" + cap))
+        copy_lib = os.path.join(dst, cap_isa.LIBRARY)
+        with open(copy_lib, "rb") as f:
+            copy = f.read()
+        if len(copy) != len(original):
+            failures.append(f"{cap}: the copy's library has {len(copy)} bytes, "
+                            f"the install's {len(original)}")
+            continue
+        diff = np.nonzero(np.frombuffer(copy, np.uint8) !=
+                          np.frombuffer(original, np.uint8))[0].tolist()
+        if len(diff) != 2 or diff[1] != diff[0] + 1 or copy[diff[0]] != 0x24:
+            failures.append(f"{cap}: the copy differs from the install at {diff[:8]}, "
+                            "want two bytes (and $imm,%al)")
+        else:
+            print(f"{cap}: the copy's library differs in bytes {diff[0]:#x}-{diff[1]:#x}")
+        mtime = os.stat(copy_lib).st_mtime_ns
+        if cap_isa.capped_copy(cap, src, dst) != dst or os.stat(copy_lib).st_mtime_ns != mtime:
+            failures.append(f"{cap}: a second call did not reuse the copy")
+        for model, inputs, ref in models:
+            got, _ = ort_ref.run_ort(model, inputs, root=dst)
+            print(f"{os.path.basename(model)}: ORT capped at {cap} vs torch")
+            msg = compare(f"{cap}: {os.path.basename(model)}", got["output"], ref["output"])
+            if msg:
+                failures.append(msg)
+    with open(lib, "rb") as f:
+        if f.read() != original:
+            failures.append("the install's own library changed")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("which", choices=["torch", "baton"])
+    ap.add_argument("which", choices=["torch", "baton", "caps"])
     ap.add_argument("--work", required=True, help="scratch directory")
     ap.add_argument("--tool", help="the baton tool (for 'baton')")
     args = ap.parse_args()
@@ -285,12 +351,13 @@ def main():
     start = time.time()
     try:
         print(f"ONNX Runtime {ort_ref.check_installed()} (onnxruntime-node, {ort_ref.ort_dir()})")
-        failures = cmd_torch(args) if args.which == "torch" else cmd_baton(args)
+        failures = {"torch": cmd_torch, "baton": cmd_baton, "caps": cmd_caps}[args.which](args)
     except ort_ref.OrtNotInstalled as e:
         failures = [str(e)]
     for f in failures:
         print("FAIL " + f)
-    print(f"ort.matches_{args.which}: {'FAILED' if failures else 'passed'} "
+    test = "ort.capped_copies" if args.which == "caps" else f"ort.matches_{args.which}"
+    print(f"{test}: {'FAILED' if failures else 'passed'} "
           f"({time.time() - start:.1f} s)")
     return 1 if failures else 0
 

@@ -6,8 +6,11 @@
 #                      encoder layer, int64/bool/int32 outputs) against torch's
 #   ort.matches_baton  `baton plan` + `baton run` of the conv net and the
 #                      transformer layer against ORT
+#   ort.capped_copies  tools/ort/cap_isa.py (ORT with MLAS capped at AVX2 or
+#                      SSE, the benchmark's peer in its avx2 and portable rows):
+#                      the patch, the copy, and the copy's outputs against torch
 #
-# Both need onnxruntime-node from tools/ort/install.sh (tools/install_deps.sh
+# All need onnxruntime-node from tools/ort/install.sh (tools/install_deps.sh
 # runs it); without it they fail and say so. Together a few seconds.
 set(_ort_test ${CMAKE_CURRENT_LIST_DIR}/ort_test.py)
 add_test(NAME ort.matches_torch
@@ -16,3 +19,6 @@ add_test(NAME ort.matches_baton
   COMMAND ${BATON_PYTHON} ${_ort_test} baton --tool $<TARGET_FILE:baton>
           --work ${CMAKE_BINARY_DIR}/ort_test/baton)
 set_tests_properties(ort.matches_torch ort.matches_baton PROPERTIES TIMEOUT 120)
+add_test(NAME ort.capped_copies
+  COMMAND ${BATON_PYTHON} ${_ort_test} caps --work ${CMAKE_BINARY_DIR}/ort_test/caps)
+set_tests_properties(ort.capped_copies PROPERTIES TIMEOUT 120)
