@@ -27,9 +27,11 @@
 #   cross.cortex_m55.int8.build / .<model> / .qdot  the same on mps3-an547 (the
 #                               M55 tree; MVE), the integer ops placed on the
 #                               board's int8-only npu0 queue
-#   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only built
-#                               with aarch64-linux-gnu-g++, run under qemu-aarch64
-#                               (its default CPU has the dot product: neon_dotprod)
+#   cross.aarch64.build / .ctest  runtime + Linux port + tests/runtime_only and the
+#                               float kernels' conformance tests of tests/kernels
+#                               (kernels.*) built with aarch64-linux-gnu-g++, run
+#                               under qemu-aarch64 (its default CPU has the dot
+#                               product: neon_dotprod)
 #   cross.aarch64.ctest_no_dotprod  the ISA and kernel tests of that build again
 #                               with QEMU_CPU=cortex-a53 (no dot product: portable)
 #
@@ -183,7 +185,8 @@ if(BATON_A64_GXX AND BATON_QEMU_A64 AND EXISTS /usr/src/googletest/CMakeLists.tx
   add_test(NAME cross.aarch64.build
     COMMAND ${_python} ${_cross_driver} build --source ${PROJECT_SOURCE_DIR} --build ${_a64}
             --toolchain ${PROJECT_SOURCE_DIR}/ports/linux/aarch64-toolchain.cmake
-            -D BATON_BUILD_TESTS=ON -D ${_werror} --target baton_runtime_only_tests)
+            -D BATON_BUILD_TESTS=ON -D ${_werror}
+            --target baton_runtime_only_tests baton_kernel_conformance_tests)
   set_tests_properties(cross.aarch64.build PROPERTIES
     FIXTURES_SETUP cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 900 COST 500)
   add_test(NAME cross.aarch64.ctest COMMAND ${_python} ${_cross_driver} ctest --build ${_a64})

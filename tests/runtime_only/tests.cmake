@@ -46,3 +46,22 @@ endif()
 # ctest runs, not at build time.
 gtest_discover_tests(baton_runtime_only_tests DISCOVERY_MODE PRE_TEST
   TEST_PREFIX "runtime_only." DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300)
+
+# The float kernels' conformance tests of tests/kernels (every ISA this CPU
+# has, every epilogue and driver, against double-precision references) need no
+# planner either: builds without one (aarch64 under qemu-aarch64: portable and
+# neon_dotprod) run them here. Host builds run them in baton_kernels_tests.
+set(_baton_kernel_conformance_srcs conv_epilogue_test.cc pool_test.cc softmax_test.cc
+    unary_test.cc layout_test.cc)
+list(TRANSFORM _baton_kernel_conformance_srcs PREPEND ${PROJECT_SOURCE_DIR}/tests/kernels/)
+add_executable(baton_kernel_conformance_tests ${_baton_kernel_conformance_srcs})
+target_include_directories(baton_kernel_conformance_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests
+                           ${PROJECT_SOURCE_DIR}/runtime/src/kernels)
+target_link_libraries(baton_kernel_conformance_tests PRIVATE baton_kernels GTest::gtest
+                      GTest::gtest_main)
+target_compile_options(baton_kernel_conformance_tests PRIVATE ${BATON_WARNINGS})
+if(BATON_KERNEL_DISPATCH)
+  target_compile_definitions(baton_kernel_conformance_tests PRIVATE BATON_KERNEL_DISPATCH=1)
+endif()
+gtest_discover_tests(baton_kernel_conformance_tests DISCOVERY_MODE PRE_TEST
+  TEST_PREFIX "kernels." DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 600)
