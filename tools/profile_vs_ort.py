@@ -3,7 +3,7 @@
 own profiler, per op class, on the same ONNX file (issue 17, deliverable 1).
 
 usage: profile_vs_ort.py BATON_TOOL OUT_DIR [--models m1,m2,...] [--size S]
-                         [--runs N] [--rounds R] [--top K] [--json FILE]
+                         [--runs N] [--rounds R] [--top K] [--json FILE] [--isa ISA]
 
 For each model: export it as bench_vs_torch.py does (torchvision
 architectures, random weights), plan it for ports/linux/targets/cpu.json,
@@ -31,6 +31,9 @@ sums of per-node medians, so they are a little below end-to-end latency
 Baton - ORT excess, pairing the two sides' nodes by input shapes (ORT renames
 fused nodes), else by shapes with channel counts rounded up to 16 (ORT's
 NCHWc kernels pad them).
+--isa caps both sides' kernels as bench_vs_torch.py's rows do: `baton profile
+--isa ISA`, and ONNX Runtime's copy of tools/ort/cap_isa.py for avx2 (MLAS's
+AVX2+FMA kernels) and portable (its SSE kernels).
 """
 import argparse
 import json
@@ -77,8 +80,8 @@ def op_class(op, shapes):
     return op
 
 
-def baton_profile(tool, plan, inputs, runs, path):
-    cmd = [tool, "profile", plan, "-o", path, "--runs", str(runs)]
+def baton_profile(tool, plan, inputs, runs, path, isa="auto"):
+    cmd = [tool, "profile", plan, "-o", path, "--runs", str(runs), "--isa", isa]
     for name, f in inputs.items():
         cmd += ["--input", "%s=%s" % (name, f)]
     subprocess.run(cmd, check=True, capture_output=True)
@@ -91,12 +94,13 @@ def baton_profile(tool, plan, inputs, runs, path):
     return out
 
 
-def ort_profile(model, inputs, runs, out_dir, path):
+def ort_profile(model, inputs, runs, out_dir, path, root=None):
     cmd = ["node", os.path.join(HERE, "ort", "run.js"), model, out_dir, "--repeat", str(runs),
            "--profile", path]
     for name, f in inputs.items():
         cmd += ["--input", "%s=%s" % (name, f)]
-    subprocess.run(cmd, check=True, capture_output=True)
+    env = dict(os.environ, BATON_ORT_DIR=root) if root else None
+    subprocess.run(cmd, check=True, capture_output=True, env=env)
     with open(path) as f:
         trace = json.load(f)
     times = {}
@@ -171,7 +175,7 @@ def by_class(nodes):
     return sums
 
 
-def profile_model(tool, name, out, size, runs, rounds, plan_flags=()):
+def profile_model(tool, name, out, size, runs, rounds, plan_flags=(), isa="auto", ort_root=None):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, name + ".onnx")
@@ -185,9 +189,9 @@ def profile_model(tool, name, out, size, runs, rounds, plan_flags=()):
     inputs = {"input": os.path.join(d, "input.npy")}
     best_b, best_o = None, None
     for r in range(rounds):
-        b = baton_profile(tool, plan, inputs, runs, os.path.join(d, "baton_profile.json"))
+        b = baton_profile(tool, plan, inputs, runs, os.path.join(d, "baton_profile.json"), isa)
         o = ort_profile(model, inputs, runs, os.path.join(d, "ort_out"),
-                        os.path.join(d, "ort_trace.json"))
+                        os.path.join(d, "ort_trace.json"), ort_root)
         if best_b is None or sum(v[1] for v in b.values()) < sum(v[1] for v in best_b.values()):
             best_b = b
         if best_o is None or sum(v[1] for v in o.values()) < sum(v[1] for v in best_o.values()):
@@ -211,18 +215,30 @@ def main():
                     "largest Baton - ORT excess, paired by input shapes")
     ap.add_argument("--no-winograd-weights", action="store_true",
                     help="plan without --winograd-weights")
+    ap.add_argument("--isa", default="auto", choices=sorted(bench_vs_torch.ORT_CAP),
+                    help="cap both sides at this instruction set (ORT: avx2 and portable only)")
     args = ap.parse_args()
+    ort_root, cap = None, bench_vs_torch.ORT_CAP[args.isa]
+    if cap:
+        sys.path.insert(0, os.path.join(HERE, "ort"))
+        import cap_isa
+        try:
+            ort_root = cap_isa.capped_copy(cap)
+        except (cap_isa.CapError, OSError) as e:
+            sys.exit(f"--isa {args.isa}: no capped ONNX Runtime: {e}")
     plan_flags = [] if args.no_winograd_weights else ["--winograd-weights"]
     tool = os.path.abspath(args.tool)
     print(bench_vs_torch.cpu_line())
-    print("Baton `baton profile` (one thread per queue, cpu.json, %s) vs ONNX Runtime 1.30 "
-          "profiler (1 thread); ms per inference, sum of per-node medians, best of %d rounds "
-          "of %d runs, %dx%d input\n" % (" ".join(["baton plan"] + plan_flags), args.rounds,
-                                          args.runs, args.size, args.size))
+    print("Baton `baton profile --isa %s` (one thread per queue, cpu.json, %s) vs ONNX Runtime "
+          "1.30 profiler (1 thread%s); ms per inference, sum of per-node medians, best of %d "
+          "rounds of %d runs, %dx%d input\n"
+          % (args.isa, " ".join(["baton plan"] + plan_flags),
+             ", MLAS capped at %s" % cap.upper() if cap else "", args.rounds, args.runs,
+             args.size, args.size))
     report = {}
     for name in args.models.split(","):
         nodes_b, nodes_o = profile_model(tool, name, args.out, args.size, args.runs, args.rounds,
-                                         plan_flags)
+                                         plan_flags, args.isa, ort_root)
         b, o, nb, no = by_class(nodes_b), by_class(nodes_o), len(nodes_b), len(nodes_o)
         tb, to = sum(b.values()), sum(o.values())
         report[name] = {"baton": b, "ort": o}

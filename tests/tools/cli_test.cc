@@ -87,6 +87,31 @@ TEST(Cli, RunSelectsKernelIsa) {
   EXPECT_NE(r.out.find("--isa"), std::string::npos) << r.out;
 }
 
+// `baton profile --isa` too: portable profiles every node; an ISA that this
+// build or CPU lacks exits 1 before anything runs, and writes nothing.
+TEST(Cli, ProfileSelectsKernelIsa) {
+  const std::string plan = Tmp("tiny_isa_profile.baton"), json = Tmp("tiny_isa_profile.json");
+  ASSERT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " -o " + plan).code, 0);
+  const std::string profile =
+      "profile " + plan + " --input x=" + GraphDir() + "/tiny_cnn.x.npy -o " + json + " --runs 2";
+  std::remove(json.c_str());
+  Result r = Baton(profile + " --isa portable");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto prof = nlohmann::json::parse(planner::ReadFile(json).value());
+  EXPECT_FALSE(prof["entries"].empty()) << prof.dump();
+  std::remove(json.c_str());
+#if defined(__x86_64__)
+  const char* missing = "neon_dotprod";
+#else
+  const char* missing = "avx2";
+#endif
+  r = Baton(profile + " --isa " + missing);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(std::string("--isa ") + missing + ": not available"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(Exists(json));
+}
+
 // A CPU with "threads": 2 (issue 17): the plan carries Queue.threads = 2,
 // `baton run` splits each Conv over two threads, and the outputs are
 // bitwise those of the one-thread plan (and match torch on tiny_cnn).

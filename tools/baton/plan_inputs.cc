@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "baton/kernels.h"
 #include "baton/planner/graph.h"
 #include "baton/planner/io/npy.h"
 
@@ -86,6 +87,26 @@ planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<st
     }
   }
   return input_data;
+}
+
+void AddIsaOption(CLI::App* cmd, std::string* isa) {
+  cmd->add_option("--isa", *isa,
+                  "Instruction set of the kernels: auto (widest the CPU has), portable, avx2, "
+                  "avx512, avx512vnni (x86-64), neon_dotprod (aarch64)")
+      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512", "avx512vnni", "neon_dotprod"}));
+}
+
+planner::Check SelectIsa(const std::string& name) {
+  if (name == "auto") return {};
+  bool selected = false;
+  for (KernelIsa isa : kAllKernelIsas) {
+    if (name == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
+  }
+  if (!selected) {
+    return planner::Fail("--isa " + name + ": not available in this build on this CPU (active: " +
+                         KernelIsaName(ActiveKernelIsa()) + ")");
+  }
+  return {};
 }
 
 }  // namespace baton::tool

@@ -1,9 +1,12 @@
 #pragma once
 // What `baton run` and `baton profile` share: loading a plan file for the
-// Linux port, and reading its inputs from NAME=FILE.npy arguments.
+// Linux port, reading its inputs from NAME=FILE.npy arguments, and choosing
+// the kernels' instruction set (--isa).
 
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "baton/linux/linux_port.h"
 #include "baton/plan_view.h"
@@ -30,5 +33,14 @@ using InputData = std::vector<std::vector<std::string>>;
 // missing inputs are errors that list the plan's inputs.
 planner::Result<InputData> ReadInputs(const PlanView& view, const std::vector<std::string>& specs,
                                       int count);
+
+// --isa auto|portable|avx2|avx512|avx512vnni|neon_dotprod on `cmd`, into
+// `isa` (default "auto").
+void AddIsaOption(CLI::App* cmd, std::string* isa);
+
+// Makes the kernels use the instruction set `name` names ("auto": the widest
+// the CPU has, left as it is); fails, naming the active one, when this build
+// or CPU lacks it.
+planner::Check SelectIsa(const std::string& name);
 
 }  // namespace baton::tool

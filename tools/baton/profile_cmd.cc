@@ -1,4 +1,5 @@
 // baton profile PLAN --input NAME=FILE.npy... -o PROFILE.json [--runs N]
+//               [--isa auto|portable|avx2|avx512|avx512vnni|neon_dotprod]
 //
 // Runs a plan on the Linux port and records each node's measured time on its
 // queue: the port's before/after hooks time every Dispatch..completion, so
@@ -34,6 +35,7 @@ struct ProfileArgs {
   std::vector<std::string> inputs;
   std::string output;
   int runs = 20;
+  std::string isa = "auto";
 };
 
 using Clock = std::chrono::steady_clock;
@@ -52,6 +54,7 @@ int RunProfile(const ProfileArgs& a) {
   OutputFiles files;
   files.Add(a.output, "", "-o");
   if (planner::Check paths = files.CheckPaths(); !paths.ok()) return fail(paths.error());
+  if (planner::Check isa = SelectIsa(a.isa); !isa.ok()) return fail(isa.error());
   LoadedRunPlan plan;
   if (planner::Check loaded = LoadRunPlan(a.plan, &plan); !loaded.ok()) return fail(loaded.error());
   const PlanView& view = plan.view;
@@ -145,6 +148,7 @@ void AddProfileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", args->output, "Profile JSON to write")->required();
   cmd->add_option("--runs", args->runs, "Timed inferences (median and minimum per node; default 20)")
       ->check(CLI::Range(1, 100000));
+  AddIsaOption(cmd, &args->isa);
   cmd->callback([args, exit_code] { *exit_code = RunProfile(*args); });
 }
 

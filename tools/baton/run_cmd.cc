@@ -66,19 +66,6 @@ struct OutputBuffers {
   std::vector<Buffer> buffers;
 };
 
-planner::Check SelectIsa(const std::string& name) {
-  if (name == "auto") return {};
-  bool selected = false;
-  for (KernelIsa isa : kAllKernelIsas) {
-    if (name == KernelIsaName(isa)) selected = SelectKernelIsa(isa);
-  }
-  if (!selected) {
-    return planner::Fail("--isa " + name + ": not available in this build on this CPU (active: " +
-                         KernelIsaName(ActiveKernelIsa()) + ")");
-  }
-  return {};
-}
-
 // Pushes `count` inferences through the asynchronous API, collecting each
 // one's outputs when SetInput reports the pipeline full, then the rest.
 planner::Result<OutputData> RunInferences(Executor* executor, const PlanView& view,
@@ -313,10 +300,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "CPUs of each queue in queue order, '+'-joined (0+1,2): thread i of a queue "
                   "(0: its own, then the workers of a CPU queue with threads > 1) on the i-th")
       ->delimiter(',');
-  cmd->add_option("--isa", args->isa,
-                  "Instruction set of the GEMM kernels: auto (widest the CPU has), portable, avx2, "
-                  "avx512, avx512vnni (x86-64), neon_dotprod (aarch64)")
-      ->check(CLI::IsMember({"auto", "portable", "avx2", "avx512", "avx512vnni", "neon_dotprod"}));
+  AddIsaOption(cmd, &args->isa);
   cmd->callback([args, exit_code] { *exit_code = RunRun(*args); });
 }
 
