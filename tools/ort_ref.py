@@ -87,8 +87,9 @@ def run_ort(model, inputs, repeat=0, profile=None, opt_level="all", threads=1, r
     order; times the per-inference ms of `repeat` timed runs after one
     warm-up ([] when repeat is 0). `profile`: a path to copy ORT's profiler
     trace (JSON) to. `root`: the install to use instead of ort_dir() (a
-    capped copy from tools/ort/cap_isa.py). Raises OrtNotInstalled, or RuntimeError with run.js's
-    message when ORT rejects the model or the inputs."""
+    capped copy from tools/ort/cap_isa.py). Raises OrtNotInstalled, or
+    RuntimeError with run.js's message when ORT rejects the model or the
+    inputs."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {', '.join(OPT_LEVELS)}, not {opt_level!r}")
     check_installed()
