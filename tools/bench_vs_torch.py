@@ -271,7 +271,7 @@ def main():
             cap = ORT_CAP.get(isa)
             try:
                 ort_roots[isa] = cap_isa.capped_copy(cap) if cap else ort_ref.ort_dir()
-            except (cap_isa.CapError, OSError) as e:
+            except (cap_isa.CapError, ort_ref.OrtNotInstalled, OSError, ValueError) as e:
                 print(f"no ONNX Runtime in the {isa} row: {e}", file=sys.stderr)
     os.makedirs(args.out, exist_ok=True)
     rows = []

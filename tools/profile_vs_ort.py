@@ -224,7 +224,7 @@ def main():
         import cap_isa
         try:
             ort_root = cap_isa.capped_copy(cap)
-        except (cap_isa.CapError, OSError) as e:
+        except (cap_isa.CapError, RuntimeError, OSError, ValueError) as e:
             sys.exit(f"--isa {args.isa}: no capped ONNX Runtime: {e}")
     plan_flags = [] if args.no_winograd_weights else ["--winograd-weights"]
     tool = os.path.abspath(args.tool)

@@ -33,7 +33,8 @@
 #                               under qemu-aarch64 (its default CPU has the dot
 #                               product: neon_dotprod)
 #   cross.aarch64.ctest_no_dotprod  the ISA and kernel tests of that build again
-#                               with QEMU_CPU=cortex-a53 (no dot product: portable)
+#                               with QEMU_CPU=cortex-a53 (no dot product: portable;
+#                               of kernels.*, all but ConvEpilogueTest)
 #
 # Tests whose tools are missing are not registered (a message says which).
 
@@ -192,12 +193,18 @@ if(BATON_A64_GXX AND BATON_QEMU_A64 AND EXISTS /usr/src/googletest/CMakeLists.tx
   add_test(NAME cross.aarch64.ctest COMMAND ${_python} ${_cross_driver} ctest --build ${_a64})
   set_tests_properties(cross.aarch64.ctest PROPERTIES
     FIXTURES_REQUIRED cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 600)
-  # The same binary on a core without the dot-product extension (qemu's
+  # The same binaries on a core without the dot-product extension (qemu's
   # default CPU, "max", has it): the dispatch must not offer neon_dotprod,
-  # and the kernel tests must pass on the portable copy (no SIGILL).
+  # and the kernel tests must pass on the portable copy (no SIGILL). Of the
+  # float conformance tests, the quick ones (every GEMM driver and tile
+  # remainder, pooling, softmax, unary); ConvEpilogueTest's 100 s run once,
+  # above, where the portable copy runs too.
+  string(CONCAT _a64_portable_tests
+         "QDotTest|QTapTest|QTapsTest|QGemmQuadsTest|KernelIsaTest|QLinearConvIsaTest|Kernels\\."
+         "|^kernels\\.(GemmEpilogueTest|MaxPoolTest|SoftmaxKernel|UnaryKernel)")
   add_test(NAME cross.aarch64.ctest_no_dotprod
     COMMAND ${_python} ${_cross_driver} ctest --build ${_a64} --qemu-cpu cortex-a53
-            -R "QDotTest|QTapTest|QTapsTest|QGemmQuadsTest|KernelIsaTest|QLinearConvIsaTest|Kernels\\.")
+            -R "${_a64_portable_tests}")
   set_tests_properties(cross.aarch64.ctest_no_dotprod PROPERTIES
     FIXTURES_REQUIRED cross_a64 RESOURCE_LOCK cross_a64 TIMEOUT 600)
 else()

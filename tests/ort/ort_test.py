@@ -32,14 +32,17 @@ independent references; registered by tests/ort/tests.cmake.
       once is rewritten (two bytes), absent or twice is refused. On the real
       library: the copy differs from the install in exactly those two bytes,
       the install itself is untouched (the copy hard-links the rest), a second
-      call reuses the copy, and the copy's ONNX Runtime still matches torch
-      on the convnet and the winograd models.
+      call reuses the copy, the copy's ONNX Runtime still matches torch on the
+      convnet and the winograd models, and where the CPU has more than the
+      cap (AVX-512 for avx2, AVX2 for sse) the winograd model's output bits
+      differ from the uncapped install's (MLAS took other kernels).
 
 All need tools/ort/install.sh to have run (tools/install_deps.sh runs it);
 without it they fail with that advice.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -286,6 +289,13 @@ def cmd_caps(args):
     sys.path.insert(0, os.path.join(ROOT, "tools", "ort"))
     import cap_isa
     failures = []
+    # The masks by what they mean (XCR0: bit 2 AVX, 5-7 the AVX-512 states;
+    # MLAS needs bits 1 and 2 for AVX).
+    masks = cap_isa.CAPS
+    if masks["avx2"] & 0xE0 or masks["avx2"] & 0x6 != 0x6 or masks["sse"] & 0xE4 or \
+            not masks["sse"] & 0x2:
+        failures.append(f"masks {masks}: avx2 must keep SSE and AVX and clear AVX-512, "
+                        "sse must keep SSE and clear AVX and AVX-512")
     site = cap_isa.SITE
     data = b"\x90" * 100 + site + b"\xc3" * 50
     for cap, imm in cap_isa.CAPS.items():
@@ -308,8 +318,16 @@ def cmd_caps(args):
     with open(lib, "rb") as f:
         original = f.read()
     models = [export(name, args.work) for name in ("convnet", "winograd")]
+    uncapped = {m: ort_ref.run_ort(m, inputs)[0]["output"] for m, inputs, _ in models}
+    with open("/proc/cpuinfo") as f:
+        flags = set(f.read().split())
+    # A cap below what the CPU has must change MLAS's kernels, and with them
+    # the winograd model's output bits (another summation order).
+    below = {"avx2": "avx512f" in flags, "sse": "avx2" in flags}
     for cap in cap_isa.CAPS:
-        dst = cap_isa.capped_copy(cap, src, os.path.join(args.work, "ort-" + cap))
+        dst = os.path.join(args.work, "ort-" + cap)
+        shutil.rmtree(dst, ignore_errors=True)  # exercise the copy, not a reuse
+        dst = cap_isa.capped_copy(cap, src, dst)
         copy_lib = os.path.join(dst, cap_isa.LIBRARY)
         with open(copy_lib, "rb") as f:
             copy = f.read()
@@ -333,6 +351,12 @@ def cmd_caps(args):
             msg = compare(f"{cap}: {os.path.basename(model)}", got["output"], ref["output"])
             if msg:
                 failures.append(msg)
+            if below[cap] and model.endswith("winograd.onnx"):
+                if np.array_equal(got["output"], uncapped[model]):
+                    failures.append(f"{cap}: the winograd model's output is bitwise the "
+                                    "uncapped install's: the cap did not change MLAS's kernels")
+                else:
+                    print(f"  {cap}: output bits differ from the uncapped install's, as they must")
     with open(lib, "rb") as f:
         if f.read() != original:
             failures.append("the install's own library changed")

@@ -87,8 +87,9 @@ TEST(Cli, RunSelectsKernelIsa) {
   EXPECT_NE(r.out.find("--isa"), std::string::npos) << r.out;
 }
 
-// `baton profile --isa` too: portable profiles every node; an ISA that this
-// build or CPU lacks exits 1 before anything runs, and writes nothing.
+// `baton profile --isa` too: portable profiles with the portable kernels (it
+// says so) and writes entries; an ISA that this build or CPU lacks exits 1
+// and writes nothing.
 TEST(Cli, ProfileSelectsKernelIsa) {
   const std::string plan = Tmp("tiny_isa_profile.baton"), json = Tmp("tiny_isa_profile.json");
   ASSERT_EQ(Baton("plan " + GraphPath("tiny_cnn") + " -o " + plan).code, 0);
@@ -97,6 +98,7 @@ TEST(Cli, ProfileSelectsKernelIsa) {
   std::remove(json.c_str());
   Result r = Baton(profile + " --isa portable");
   ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(kernels: portable)"), std::string::npos) << r.out;
   auto prof = nlohmann::json::parse(planner::ReadFile(json).value());
   EXPECT_FALSE(prof["entries"].empty()) << prof.dump();
   std::remove(json.c_str());

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "baton/executor.h"
+#include "baton/kernels.h"
 #include "baton/linux/linux_port.h"
 #include "baton/postprocess.h"
 #include "baton/planner/analysis/cost.h"
@@ -132,8 +133,8 @@ int RunProfile(const ProfileArgs& a) {
   files.Add(a.output, planner::ProfileJson(profile), "-o");
   planner::Check written = files.Commit();
   if (!written.ok()) return fail(written.error());
-  std::printf("profiled %zu node(s) over %d run(s); wrote %s\n", profile.entries.size(), a.runs,
-              a.output.c_str());
+  std::printf("profiled %zu node(s) over %d run(s) (kernels: %s); wrote %s\n",
+              profile.entries.size(), a.runs, KernelIsaName(ActiveKernelIsa()), a.output.c_str());
   return 0;
 }
 

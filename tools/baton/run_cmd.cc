@@ -1,5 +1,5 @@
 // baton run PLAN --input NAME=FILE.npy... --output-dir DIR [--inferences N] [--repeat N]
-//           [--isa auto|portable|avx2|avx512]
+//           [--isa auto|portable|avx2|avx512|avx512vnni|neon_dotprod]
 
 #include <sched.h>
 

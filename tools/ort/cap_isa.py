@@ -19,18 +19,25 @@ platform set-up, the `mov %eax,%eax` that follows `xgetbv` becomes
 (xgetbv clears the upper halves of RAX and RDX in 64-bit mode, so the replaced
 zero-extension did nothing.) The instruction is found by its surrounding
 bytes, which must occur exactly once; otherwise the script refuses (another
-ONNX Runtime build). Only MLAS is capped: ONNX Runtime's own CPUID probe
-(used by a few non-MLAS kernels, none on the float CNN path) still sees the
-whole CPU.
+ONNX Runtime build). x86-64 hosts only (elsewhere Node loads the package's
+arm64 library, which this patch does not touch). Only MLAS is capped, and
+only the low byte of XCR0: ONNX Runtime's own CPUID probe (used by a few
+non-MLAS kernels, none on the float CNN path) still sees the whole CPU, and
+on a CPU with AMX the avx2 copy keeps MLAS's AMX int8 GEMM (XCR0 bits 17-18).
 
-The copy goes to DST (default: <SRC>-<cap>) and is reused when it is already
-a patched copy of the same library. Prints DST. As a module:
+The copy goes to DST (default: <SRC>-<cap>), built beside it and then renamed
+into place, and is reused while its marker file matches: the cap, the imm8,
+the install's library and the copy's patched library (re-hashed each time).
+An existing DST without that marker is replaced only when it is empty. Prints
+DST. As a module:
     import cap_isa; d = cap_isa.capped_copy("avx2")   # then BATON_ORT_DIR=d
 """
 import argparse
+import errno
 import hashlib
 import json
 import os
+import platform
 import shutil
 import sys
 
@@ -46,7 +53,8 @@ LIBRARY = os.path.join("node_modules", "onnxruntime-node", "bin", "napi-v6", "li
 # the instructions around it.
 SITE = bytes.fromhex("31c9" "0f01d0" "89c0" "48c1e220" "4809c2" "48f7d0" "4989d0")
 MOV_OFFSET = 5  # where `mov %eax,%eax` (89 c0) starts inside SITE
-# XCR0 bits kept: x87, SSE, AVX, MPX (0-4) / x87, SSE, MPX.
+# XCR0 bits kept of the low byte: x87, SSE, AVX, MPX (0-4), not the AVX-512
+# states (5-7) / x87, SSE, MPX, not AVX (2) either.
 CAPS = {"avx2": 0x1F, "sse": 0x1B}
 MARKER = ".baton-cap.json"
 
@@ -80,23 +88,38 @@ def patch(data, cap):
 def capped_copy(cap, src=None, dst=None):
     """Makes (or reuses) the capped copy of the install in `src`; returns its
     directory, for BATON_ORT_DIR. Raises CapError, ort_ref.OrtNotInstalled."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        raise CapError(f"x86-64 hosts only (this is {platform.machine()}): elsewhere the "
+                       "package's own library for the host is loaded, not the patched x64 one")
+    if cap not in CAPS:
+        raise CapError(f"unknown cap {cap!r}; one of {', '.join(CAPS)}")
     src = os.path.abspath(src or ort_ref.ort_dir())
     dst = os.path.abspath(dst or f"{src.rstrip(os.sep)}-{cap}")
-    if dst == src:
-        raise CapError("the capped copy cannot replace the install itself")
+    if os.path.commonpath([src, dst]) in (src, dst):
+        raise CapError(f"the copy {dst} and the install {src} must not contain each other")
     lib = os.path.join(src, LIBRARY)
     if not os.path.exists(lib):
         raise ort_ref.OrtNotInstalled(f"no {LIBRARY} in {src}; run tools/ort/install.sh")
-    want = {"cap": cap, "source_sha256": _sha256(lib)}
+    with open(lib, "rb") as f:
+        original = f.read()
+    patched = patch(original, cap)
+    want = {"cap": cap, "imm8": CAPS[cap], "source_sha256": hashlib.sha256(original).hexdigest(),
+            "patched_sha256": hashlib.sha256(patched).hexdigest()}
+    out_rel = os.path.join(dst, LIBRARY)
     marker = os.path.join(dst, MARKER)
     if os.path.exists(marker):
-        with open(marker) as f:
-            if json.load(f) == want:
-                return dst
-    with open(lib, "rb") as f:
-        patched = patch(f.read(), cap)
-    if os.path.exists(dst):
-        shutil.rmtree(dst)
+        try:
+            with open(marker) as f:
+                have = json.load(f)
+        except (OSError, ValueError):
+            have = None
+        package = os.path.join(dst, "node_modules", "onnxruntime-node", "package.json")
+        if (have == want and os.path.exists(package) and os.path.exists(out_rel)
+                and _sha256(out_rel) == want["patched_sha256"]):
+            return dst
+    elif os.path.exists(dst) and (not os.path.isdir(dst) or os.listdir(dst)):
+        raise CapError(f"{dst} exists and is not a copy this script made ({MARKER} missing); "
+                       "remove it or pass another --dst")
 
     def link_or_copy(s, d):
         try:
@@ -104,14 +127,28 @@ def capped_copy(cap, src=None, dst=None):
         except OSError:
             shutil.copy2(s, d)
 
-    shutil.copytree(src, dst, symlinks=True, copy_function=link_or_copy)
-    out = os.path.join(dst, LIBRARY)
-    os.unlink(out)  # a hard link to the original: never write through it
-    with open(out, "wb") as f:
-        f.write(patched)
-    shutil.copymode(lib, out)
-    with open(marker, "w") as f:
-        json.dump(want, f)
+    # Built beside DST, then renamed into place: a failed or concurrent run
+    # never leaves a half-made copy behind a valid marker.
+    tmp = f"{dst}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        shutil.copytree(src, tmp, symlinks=True, copy_function=link_or_copy)
+        out = os.path.join(tmp, LIBRARY)
+        os.unlink(out)  # a hard link to the original: never write through it
+        with open(out, "wb") as f:
+            f.write(patched)
+        shutil.copymode(lib, out)
+        with open(os.path.join(tmp, MARKER), "w") as f:
+            json.dump(want, f)
+        if os.path.exists(dst):
+            shutil.rmtree(dst)  # a stale copy (its marker checked above) or empty
+        os.rename(tmp, dst)
+    except OSError as e:
+        # Another run renamed its copy into place first: keep that one.
+        if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.exists(marker):
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return dst
 
 
@@ -123,7 +160,7 @@ def main(argv):
     args = ap.parse_args(argv)
     try:
         print(capped_copy(args.cap, args.src, args.dst))
-    except (CapError, ort_ref.OrtNotInstalled) as e:
+    except (CapError, ort_ref.OrtNotInstalled, OSError) as e:
         sys.exit(f"cap_isa.py: {e}")
     return 0
 
