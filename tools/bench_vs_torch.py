@@ -55,10 +55,6 @@ DEFAULT_MODELS = ("mobilenet_v2,resnet18,squeezenet1_1,mnasnet0_5,efficientnet_b
 ROUNDS = 3
 DASH = "—"
 
-# The tools/ort/cap_isa.py copy of ONNX Runtime each row runs (None: the
-# install as it is).
-ORT_CAP = {"auto": None, "avx512vnni": None, "avx512": None, "avx2": "avx2", "portable": "sse"}
-
 # Environment that caps torch at the instruction set of a `baton run --isa`.
 TORCH_ISA_ENV = {
     "auto": {},
@@ -268,10 +264,9 @@ def main():
         sys.path.insert(0, os.path.join(HERE, "ort"))
         import cap_isa
         for isa in isas:
-            cap = ORT_CAP.get(isa)
             try:
-                ort_roots[isa] = cap_isa.capped_copy(cap) if cap else ort_ref.ort_dir()
-            except (cap_isa.CapError, ort_ref.OrtNotInstalled, OSError, ValueError) as e:
+                ort_roots[isa] = cap_isa.install_for_isa(isa)
+            except (cap_isa.CapError, ort_ref.OrtNotInstalled) as e:
                 print(f"no ONNX Runtime in the {isa} row: {e}", file=sys.stderr)
     os.makedirs(args.out, exist_ok=True)
     rows = []
@@ -359,9 +354,9 @@ def main():
     ort_note = ("ONNX Runtime not run" if not ort_version else
                 f"ONNX Runtime {ort_version} (onnxruntime-node, CPU EP, intra/inter-op threads 1, "
                 "sequential, all graph optimizations), on the same ONNX file"
-                + "".join(f"; in the {isa} row its MLAS capped at {ORT_CAP[isa].upper()} "
-                          "(tools/ort/cap_isa.py)" for isa in isas
-                          if ORT_CAP.get(isa) and isa in ort_roots))
+                + "".join(f"; in the {isa} row its MLAS capped at "
+                          f"{cap_isa.ISA_CAPS[isa].upper()} (tools/ort/cap_isa.py)"
+                          for isa in isas if cap_isa.ISA_CAPS.get(isa) and isa in ort_roots))
     plan_note = " ".join(["baton plan"] + plan_flags)
     print(f"\n({torch_note}; {plan_note}, baton run --cooperative, 1 thread; {ort_note}; {sizes}; "
           f"{args.repeat} runs x {ROUNDS} rounds after a warm-up, alternating, the best round's "

@@ -48,6 +48,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import bench_vs_torch  # noqa: E402  (export, cpu_line)
+import ort_ref  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "ort"))
+import cap_isa  # noqa: E402
 
 DEFAULT_MODELS = bench_vs_torch.DEFAULT_MODELS
 
@@ -94,13 +97,9 @@ def baton_profile(tool, plan, inputs, runs, path, isa="auto"):
     return out
 
 
-def ort_profile(model, inputs, runs, out_dir, path, root=None):
-    cmd = ["node", os.path.join(HERE, "ort", "run.js"), model, out_dir, "--repeat", str(runs),
-           "--profile", path]
-    for name, f in inputs.items():
-        cmd += ["--input", "%s=%s" % (name, f)]
-    env = dict(os.environ, BATON_ORT_DIR=root) if root else None
-    subprocess.run(cmd, check=True, capture_output=True, env=env)
+def ort_profile(model, inputs, runs, path, root=None):
+    ort_ref.run_ort(model, {name: np.load(f) for name, f in inputs.items()}, repeat=runs,
+                    profile=path, root=root)
     with open(path) as f:
         trace = json.load(f)
     times = {}
@@ -190,8 +189,7 @@ def profile_model(tool, name, out, size, runs, rounds, plan_flags=(), isa="auto"
     best_b, best_o = None, None
     for r in range(rounds):
         b = baton_profile(tool, plan, inputs, runs, os.path.join(d, "baton_profile.json"), isa)
-        o = ort_profile(model, inputs, runs, os.path.join(d, "ort_out"),
-                        os.path.join(d, "ort_trace.json"), ort_root)
+        o = ort_profile(model, inputs, runs, os.path.join(d, "ort_trace.json"), ort_root)
         if best_b is None or sum(v[1] for v in b.values()) < sum(v[1] for v in best_b.values()):
             best_b = b
         if best_o is None or sum(v[1] for v in o.values()) < sum(v[1] for v in best_o.values()):
@@ -215,17 +213,14 @@ def main():
                     "largest Baton - ORT excess, paired by input shapes")
     ap.add_argument("--no-winograd-weights", action="store_true",
                     help="plan without --winograd-weights")
-    ap.add_argument("--isa", default="auto", choices=sorted(bench_vs_torch.ORT_CAP),
+    ap.add_argument("--isa", default="auto", choices=sorted(cap_isa.ISA_CAPS),
                     help="cap both sides at this instruction set (ORT: avx2 and portable only)")
     args = ap.parse_args()
-    ort_root, cap = None, bench_vs_torch.ORT_CAP[args.isa]
-    if cap:
-        sys.path.insert(0, os.path.join(HERE, "ort"))
-        import cap_isa
-        try:
-            ort_root = cap_isa.capped_copy(cap)
-        except (cap_isa.CapError, RuntimeError, OSError, ValueError) as e:
-            sys.exit(f"--isa {args.isa}: no capped ONNX Runtime: {e}")
+    cap = cap_isa.ISA_CAPS[args.isa]
+    try:
+        ort_root = cap_isa.install_for_isa(args.isa)
+    except (cap_isa.CapError, ort_ref.OrtNotInstalled) as e:
+        sys.exit(f"--isa {args.isa}: no ONNX Runtime to compare with: {e}")
     plan_flags = [] if args.no_winograd_weights else ["--winograd-weights"]
     tool = os.path.abspath(args.tool)
     print(bench_vs_torch.cpu_line())

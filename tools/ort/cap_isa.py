@@ -57,6 +57,9 @@ MOV_OFFSET = 5  # where `mov %eax,%eax` (89 c0) starts inside SITE
 # states (5-7) / x87, SSE, MPX, not AVX (2) either.
 CAPS = {"avx2": 0x1F, "sse": 0x1B}
 MARKER = ".baton-cap.json"
+# The cap ONNX Runtime gets beside each `baton run --isa` level (None: the
+# install as it is), for the benchmark scripts' rows.
+ISA_CAPS = {"auto": None, "avx512vnni": None, "avx512": None, "avx2": "avx2", "portable": "sse"}
 
 
 class CapError(RuntimeError):
@@ -150,6 +153,21 @@ def capped_copy(cap, src=None, dst=None):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dst
+
+
+def install_for_isa(isa):
+    """The ONNX Runtime install to compare with Baton's `--isa isa`: the
+    install itself, or its capped copy (made or reused). Raises CapError
+    (an unknown level, or no copy possible: the reason), OrtNotInstalled."""
+    if isa not in ISA_CAPS:
+        raise CapError(f"no ONNX Runtime level for --isa {isa}; one of {', '.join(ISA_CAPS)}")
+    cap = ISA_CAPS[isa]
+    if cap is None:
+        return ort_ref.ort_dir()
+    try:
+        return capped_copy(cap)
+    except (OSError, ValueError) as e:
+        raise CapError(f"cannot make the {cap} copy: {e}") from e
 
 
 def main(argv):
