@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace baton::planner {
 namespace {
@@ -115,6 +119,41 @@ TEST(Npy, AcceptsWhatNumpyAccepts) {
       ParseNpy(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", ""), "x.npy");
   ASSERT_TRUE(empty.ok()) << empty.error();
   EXPECT_EQ(empty->elements(), 0);
+}
+
+// ReadFile reads a regular file in one sized read and a pipe (no size) as a
+// stream: both return every byte, NULs included; a missing file is an error.
+TEST(ReadFile, RegularFilesAndPipesWhole) {
+  std::string bytes;
+  for (int i = 0; i < 300000; ++i) bytes += static_cast<char>(i * 7 % 251);
+  bytes[5] = '\0';
+  const std::string path = std::string(BATON_BINARY_DIR) + "/read_file_test.bin";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  std::fclose(f);
+  Result<std::string> file = ReadFile(path);
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_TRUE(*file == bytes) << file->size() << " of " << bytes.size() << " bytes";
+
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = write(fds[1], bytes.data() + at, bytes.size() - at);
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  Result<std::string> piped = ReadFile("/dev/fd/" + std::to_string(fds[0]));
+  writer.join();
+  close(fds[0]);
+  ASSERT_TRUE(piped.ok()) << piped.error();
+  EXPECT_TRUE(*piped == bytes) << piped->size() << " of " << bytes.size() << " bytes";
+
+  EXPECT_FALSE(ReadFile(path + ".missing").ok());
 }
 
 }  // namespace
