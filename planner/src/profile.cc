@@ -154,6 +154,13 @@ void Profile::Merge(const Profile& other) {
   source += (source.empty() ? "" : ", ") + other.source;
   if (plan.empty()) plan = other.plan;
   runs = std::max(runs, other.runs);
+  // Every file's kernel ISA, once each: "avx2, portable".
+  const std::string listed = ", " + kernels + ", ";
+  if (kernels.empty()) {
+    kernels = other.kernels;
+  } else if (!other.kernels.empty() && listed.find(", " + other.kernels + ", ") == std::string::npos) {
+    kernels += ", " + other.kernels;
+  }
   entries.insert(entries.end(), other.entries.begin(), other.entries.end());
   BuildIndex();
 }
@@ -190,6 +197,10 @@ Result<Profile> ParseProfile(const std::string& json_text, const std::string& wh
   if (const json* runs = internal::Field(root, "runs"); runs && runs->is_number_integer()) {
     p.runs = static_cast<int>(runs->get<int64_t>());
   }
+  if (const json* kernels = internal::Field(root, "kernels")) {
+    if (!kernels->is_string()) return Fail(what + ": 'kernels' must be a string");
+    p.kernels = kernels->get<std::string>();
+  }
   BATON_ASSIGN_OR_RETURN(const json* entries,
                          internal::ListField(root, "entries", internal::ListNeed::kRequired, what));
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -211,6 +222,7 @@ std::string ProfileJson(const Profile& profile) {
   root["baton_profile"] = kProfileFormatVersion;
   root["plan"] = profile.plan;
   root["runs"] = profile.runs;
+  if (!profile.kernels.empty()) root["kernels"] = profile.kernels;
   nlohmann::ordered_json entries = nlohmann::ordered_json::array();
   for (const ProfileEntry& e : profile.entries) {
     nlohmann::ordered_json j;

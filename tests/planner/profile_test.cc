@@ -64,16 +64,29 @@ TEST(Profile, JsonRoundTrip) {
   EXPECT_EQ(e.median_s, 0.25);
   EXPECT_EQ(e.runs, 3);
   EXPECT_EQ(again->plan, "p.baton");
+  EXPECT_EQ(again->kernels, "");
   EXPECT_EQ(ProfileJson(*again), ProfileJson(*p));
+  // The kernels' ISA (informative) is kept when given.
+  p->kernels = "avx2";
+  again = ParseProfile(ProfileJson(*p), "again.json");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->kernels, "avx2");
+  EXPECT_NE(ProfileJson(*again).find("\"kernels\": \"avx2\""), std::string::npos);
 }
 
 TEST(Profile, MergeKeepsEveryEntry) {
   Profile a = ParseProfile(Doc(Entry("npu0", "npu", 0.004)), "a.json").value();
   Profile b = ParseProfile(Doc(Entry("npu0", "npu", 0.002)), "b.json").value();
+  a.kernels = "avx2";
+  b.kernels = "portable";
+  Profile c = b;
   a.Merge(b);
   EXPECT_EQ(a.entries.size(), 2u);
   EXPECT_EQ(a.source, "a.json, b.json");
   EXPECT_DOUBLE_EQ(*a.Seconds(kSignature, schema::DeviceKind::Npu, "npu0"), 0.003);
+  EXPECT_EQ(a.kernels, "avx2, portable");
+  a.Merge(c);  // a third file, of an ISA already listed
+  EXPECT_EQ(a.kernels, "avx2, portable");
 }
 
 void ExpectError(const std::string& text, const std::string& needle) {
@@ -90,6 +103,7 @@ TEST(Profile, ErrorsNameTheFileAndField) {
   ExpectError(Doc("", "2"), "version 2 is not supported");
   ExpectError(Doc("", "\"1\""), "is not supported");
   ExpectError(R"({"baton_profile": 1})", "'entries' must be a list");
+  ExpectError(R"({"baton_profile": 1, "kernels": 2, "entries": []})", "'kernels' must be a string");
   ExpectError(Doc(R"({"op": "Conv"})"), "entries[0]: 'device'");
   std::string e = Entry("npu0", "npu", 0.1);
   ExpectError(Doc(std::string(e).replace(e.find("\"Conv\""), 6, "\"Frob\"")), "unknown op 'Frob'");

@@ -101,6 +101,7 @@ TEST(Cli, ProfileSelectsKernelIsa) {
   EXPECT_NE(r.out.find("(kernels: portable)"), std::string::npos) << r.out;
   auto prof = nlohmann::json::parse(planner::ReadFile(json).value());
   EXPECT_FALSE(prof["entries"].empty()) << prof.dump();
+  EXPECT_EQ(prof.value("kernels", ""), "portable") << prof.dump();
   std::remove(json.c_str());
 #if defined(__x86_64__)
   const char* missing = "neon_dotprod";

@@ -87,6 +87,10 @@ TEST(Profile, RoundTripAndHandComputedLatency) {
   EXPECT_EQ(NodeCost(rep, "pw")["seconds"], 0.5);
   EXPECT_EQ(rep["summary"]["profile"]["entries"], nodes + 1);
   EXPECT_EQ(rep["summary"]["profile"]["unused_entries"], 1);
+  // The kernels' ISA: named by `baton profile`, repeated by the report.
+  ASSERT_TRUE(p["kernels"].is_string()) << p.dump();
+  EXPECT_FALSE(p["kernels"].get<std::string>().empty());
+  EXPECT_EQ(rep["summary"]["profile"]["kernels"], p["kernels"]);
 
   // Without pw's entry, pw takes the target's formula and the latency moves
   // by exactly the difference.

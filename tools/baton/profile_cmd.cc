@@ -114,6 +114,7 @@ int RunProfile(const ProfileArgs& a) {
   planner::Profile profile;
   profile.plan = a.plan;
   profile.runs = a.runs;
+  profile.kernels = KernelIsaName(ActiveKernelIsa());
   for (uint32_t n = 0; n < view.num_nodes(); ++n) {
     const schema::Node* node = view.node(n);
     if (node->op() == schema::Op::Copy) continue;  // copies stay on the link model

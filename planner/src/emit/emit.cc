@@ -372,6 +372,7 @@ nlohmann::ordered_json SummaryJson(const Program& p) {
   j["cost_sources"] = {{"target", counts[0]}, {"profile", counts[1]}, {"link", counts[2]}};
   if (p.target.profile != nullptr) {
     j["profile"] = {{"files", p.target.profile->source},
+                    {"kernels", p.target.profile->kernels},
                     {"entries", s.profile_entries},
                     {"matched_entries", s.profile_entries_matched},
                     {"unused_entries", s.profile_entries - s.profile_entries_matched}};

@@ -55,6 +55,9 @@ struct Profile {
   std::string source;  // file names, for messages
   std::string plan;    // informative: the profiled plan
   int runs = 0;
+  // informative: the CPU kernels' instruction set ("avx2", "portable", ...;
+  // empty when the file does not say)
+  std::string kernels;
   std::vector<ProfileEntry> entries;
 
   // Appends `other`'s entries (repeated --profile); rebuilds the index.
