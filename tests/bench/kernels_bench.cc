@@ -481,6 +481,8 @@ void RegisterPerIsa() {
       // Narrow n (7x7) and small k (16 channels): mobilenet_v3_small's 1x1s.
       {"RunConv/Conv1x1_96to576_7x7", {96, 7, 7, 576, 1, 1, 1, false}, benchmark::kMicrosecond},
       {"RunConv/Conv1x1_16to72_56x56", {16, 56, 56, 72, 1, 1, 1, true}, benchmark::kMicrosecond},
+      // mnasnet0_5's 8 -> 24 at 112x112: k = 8 on a wide plane.
+      {"RunConv/Conv1x1_8to24_112x112", {8, 112, 112, 24, 1, 1, 1, true}, benchmark::kMicrosecond},
       // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
       // portable width per 16 channels).
       {"RunConv/Depthwise3x3_144x56x56",
@@ -515,6 +517,12 @@ void RegisterPerIsa() {
       {"RunConv/Depthwise5x5s2_240x28x28",
        {240, 28, 28, 240, 5, 2, 240, false},
        benchmark::kMicrosecond},
+      // mnasnet0_5's 5x5 layers: stride 2 from 56x56 and 28x28, stride 1 at 14x14.
+      {"RunConv/Depthwise5x5s2_48x56x56", {48, 56, 56, 48, 5, 2, 48, true}, benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5s2_144x28x28",
+       {144, 28, 28, 144, 5, 2, 144, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5_288x14x14", {288, 14, 14, 288, 5, 1, 288, true}, benchmark::kMicrosecond},
       // Stems (ConvDirect on AVX2 and AVX-512, im2col + GEMM elsewhere).
       {"RunConv/Conv7x7s2_stem", {3, 224, 224, 64, 7, 2, 1, false}, benchmark::kMicrosecond},
       {"RunConv/Conv3x3s2_stem_squeezenet",
