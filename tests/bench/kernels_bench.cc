@@ -523,6 +523,15 @@ void RegisterPerIsa() {
        {144, 28, 28, 144, 5, 2, 144, true},
        benchmark::kMicrosecond},
       {"RunConv/Depthwise5x5_288x14x14", {288, 14, 14, 288, 5, 1, 288, true}, benchmark::kMicrosecond},
+      // efficientnet_b0's: stride 2 from 56x56 and 14x14, stride 1 at 14x14 and 7x7.
+      {"RunConv/Depthwise5x5s2_144x56x56",
+       {144, 56, 56, 144, 5, 2, 144, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5s2_672x14x14",
+       {672, 14, 14, 672, 5, 2, 672, true},
+       benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5_672x14x14", {672, 14, 14, 672, 5, 1, 672, true}, benchmark::kMicrosecond},
+      {"RunConv/Depthwise5x5_1152x7x7", {1152, 7, 7, 1152, 5, 1, 1152, true}, benchmark::kMicrosecond},
       // Stems (ConvDirect on AVX2 and AVX-512, im2col + GEMM elsewhere).
       {"RunConv/Conv7x7s2_stem", {3, 224, 224, 64, 7, 2, 1, false}, benchmark::kMicrosecond},
       {"RunConv/Conv3x3s2_stem_squeezenet",

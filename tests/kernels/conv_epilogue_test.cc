@@ -614,55 +614,67 @@ TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
         const std::vector<float> bias = Random(static_cast<size_t>(m), &rng, 0.5f);
         const std::vector<float> sum = Random(static_cast<size_t>(m * n), &rng, 1.0f);
         const std::vector<float> c0 = Random(static_cast<size_t>(m * n), &rng, 1.0f);
-        Epi e;
-        e.act = FusedActivation::HardSwish;
-        e.alpha = 1.0f / 6.0f;
-        e.beta = 0.5f;
-        e.clamp = true;
-        e.lo = -2.5f;
-        e.hi = 2.0f;
-        std::vector<double> want(static_cast<size_t>(m * n));
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            const size_t at = static_cast<size_t>(i * n + j);
-            double acc =
-                D(bias[static_cast<size_t>(i)]) + D(sum[at]) + (accumulate ? D(c0[at]) : 0);
-            for (int64_t p = 0; p < k; ++p) acc += D(a[i * k + p]) * D(b[p * n + j]);
-            want[at] = Activate(e, acc);
+        // HardSwish, which FinishTile applies after the micro-kernel; on the
+        // wide short-k cases also the epilogues the micro-kernels apply
+        // themselves (clamp and sum; Swish), where runs of full tiles share
+        // one call (MicroKernelVRun).
+        const int acts = k == 16 && n >= 144 ? 3 : 1;
+        for (int act = 0; act < acts; ++act) {
+          Epi e;
+          e.act = act == 0   ? FusedActivation::HardSwish
+                  : act == 1 ? FusedActivation::None
+                             : FusedActivation::Swish;
+          e.alpha = 1.0f / 6.0f;
+          e.beta = 0.5f;
+          e.clamp = true;
+          e.lo = -2.5f;
+          e.hi = 2.0f;
+          std::vector<double> want(static_cast<size_t>(m * n));
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              const size_t at = static_cast<size_t>(i * n + j);
+              double acc =
+                  D(bias[static_cast<size_t>(i)]) + D(sum[at]) + (accumulate ? D(c0[at]) : 0);
+              for (int64_t p = 0; p < k; ++p) acc += D(a[i * k + p]) * D(b[p * n + j]);
+              want[at] = Activate(e, acc);
+            }
           }
-        }
-        kernels::GemmEpilogue epi;
-        epi.row_bias = bias.data();
-        epi.accumulate = accumulate;
-        epi.sum = sum.data();
-        epi.ldsum = n;
-        epi.clamp = true;
-        epi.lo = e.lo;
-        epi.hi = e.hi;
-        epi.act = kernels::kActHardSwish;
-        epi.act_alpha = e.alpha;
-        epi.act_beta = e.beta;
-        const kernels::StridedMatrix am{a.data(), k, 1};
-        const kernels::StridedMatrix bm{b.data(), n, 1};
-        std::vector<float> ws(kernels::GemmWorkspaceBytes(m, n, k) / sizeof(float) + 16);
-        for (KernelIsa isa : kAllKernelIsas) {
-          if (!KernelIsaAvailable(isa)) continue;
-          ASSERT_TRUE(SelectKernelIsa(isa));
-          SCOPED_TRACE(std::string(KernelIsaName(isa)) + " m " + std::to_string(m) + " n " +
-                       std::to_string(n) + " k " + std::to_string(k));
-          std::vector<float> direct = c0, packed = c0;
-          kernels::GemmDirect(m, n, k, a.data(), k, b.data(), n, direct.data(), n, epi);
-          kernels::GemmPacked(m, n, k, 1.0f, am, kernels::PackBStrided, &bm, packed.data(), n, epi,
-                              ws.data());
-          {
-            SCOPED_TRACE("direct");
-            CheckClose(direct, want);
+          kernels::GemmEpilogue epi;
+          epi.row_bias = bias.data();
+          epi.accumulate = accumulate;
+          epi.sum = sum.data();
+          epi.ldsum = n;
+          epi.clamp = true;
+          epi.lo = e.lo;
+          epi.hi = e.hi;
+          epi.act = act == 0   ? kernels::kActHardSwish
+                    : act == 1 ? kernels::kActNone
+                               : kernels::kActSwish;
+          epi.act_alpha = e.alpha;
+          epi.act_beta = e.beta;
+          const kernels::StridedMatrix am{a.data(), k, 1};
+          const kernels::StridedMatrix bm{b.data(), n, 1};
+          std::vector<float> ws(kernels::GemmWorkspaceBytes(m, n, k) / sizeof(float) + 16);
+          for (KernelIsa isa : kAllKernelIsas) {
+            if (!KernelIsaAvailable(isa)) continue;
+            ASSERT_TRUE(SelectKernelIsa(isa));
+            SCOPED_TRACE(std::string(KernelIsaName(isa)) + " m " + std::to_string(m) + " n " +
+                         std::to_string(n) + " k " + std::to_string(k) + " act " +
+                         std::to_string(act));
+            std::vector<float> direct = c0, packed = c0;
+            kernels::GemmDirect(m, n, k, a.data(), k, b.data(), n, direct.data(), n, epi);
+            kernels::GemmPacked(m, n, k, 1.0f, am, kernels::PackBStrided, &bm, packed.data(), n,
+                                epi, ws.data());
+            {
+              SCOPED_TRACE("direct");
+              CheckClose(direct, want);
+            }
+            {
+              SCOPED_TRACE("packed");
+              CheckClose(packed, want);
+            }
+            if (HasFailure()) return;
           }
-          {
-            SCOPED_TRACE("packed");
-            CheckClose(packed, want);
-          }
-          if (HasFailure()) return;
         }
       }
     }
