@@ -481,6 +481,10 @@ void RegisterPerIsa() {
       // Narrow n (7x7) and small k (16 channels): mobilenet_v3_small's 1x1s.
       {"RunConv/Conv1x1_96to576_7x7", {96, 7, 7, 576, 1, 1, 1, false}, benchmark::kMicrosecond},
       {"RunConv/Conv1x1_16to72_56x56", {16, 56, 56, 72, 1, 1, 1, true}, benchmark::kMicrosecond},
+      // mobilenet_v2's pointwise layers at 56x56 and 14x14 (k = 144, 384, 96).
+      {"RunConv/Conv1x1_144to24_56x56", {144, 56, 56, 24, 1, 1, 1, false}, benchmark::kMicrosecond},
+      {"RunConv/Conv1x1_384to64_14x14", {384, 14, 14, 64, 1, 1, 1, false}, benchmark::kMicrosecond},
+      {"RunConv/Conv1x1_96to576_14x14", {96, 14, 14, 576, 1, 1, 1, true}, benchmark::kMicrosecond},
       // mnasnet0_5's 8 -> 24 at 112x112: k = 8 on a wide plane.
       {"RunConv/Conv1x1_8to24_112x112", {8, 112, 112, 24, 1, 1, 1, true}, benchmark::kMicrosecond},
       // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
