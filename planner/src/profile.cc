@@ -155,10 +155,11 @@ void Profile::Merge(const Profile& other) {
   if (plan.empty()) plan = other.plan;
   runs = std::max(runs, other.runs);
   // Every file's kernel ISA, once each: "avx2, portable".
-  const std::string listed = ", " + kernels + ", ";
+  const std::string all = ", " + kernels + ", ";
+  const bool listed = all.find(", " + other.kernels + ", ") != std::string::npos;
   if (kernels.empty()) {
     kernels = other.kernels;
-  } else if (!other.kernels.empty() && listed.find(", " + other.kernels + ", ") == std::string::npos) {
+  } else if (!other.kernels.empty() && !listed) {
     kernels += ", " + other.kernels;
   }
   entries.insert(entries.end(), other.entries.begin(), other.entries.end());

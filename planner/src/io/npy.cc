@@ -295,7 +295,8 @@ Result<std::string> ReadFile(const std::string& path) {
     std::string bytes(static_cast<size_t>(size), '\0');
     in.read(bytes.data(), size);
     if (in.gcount() == size && in.peek() == std::ifstream::traits_type::eof()) return bytes;
-    // It changed size under us: read it again as a stream from the start.
+    // The size was wrong (a file that changed under us, or one of /proc's,
+    // which say 0): read it again as a stream from the start.
     in.clear();
     in.seekg(0, std::ios::beg);
     if (!in) return Fail(path + ": read error");
