@@ -154,13 +154,17 @@ void Profile::Merge(const Profile& other) {
   source += (source.empty() ? "" : ", ") + other.source;
   if (plan.empty()) plan = other.plan;
   runs = std::max(runs, other.runs);
-  // Every file's kernel ISA, once each: "avx2, portable".
-  const std::string all = ", " + kernels + ", ";
-  const bool listed = all.find(", " + other.kernels + ", ") != std::string::npos;
-  if (kernels.empty()) {
-    kernels = other.kernels;
-  } else if (!other.kernels.empty() && !listed) {
-    kernels += ", " + other.kernels;
+  // Every file's kernel ISAs, once each: "avx2, portable" (a merged
+  // profile's field is already such a list).
+  size_t at = 0;
+  while (at < other.kernels.size()) {
+    size_t end = other.kernels.find(", ", at);
+    if (end == std::string::npos) end = other.kernels.size();
+    const std::string isa = other.kernels.substr(at, end - at);
+    if (!isa.empty() && (", " + kernels + ", ").find(", " + isa + ", ") == std::string::npos) {
+      kernels += (kernels.empty() ? "" : ", ") + isa;
+    }
+    at = end + 2;
   }
   entries.insert(entries.end(), other.entries.begin(), other.entries.end());
   BuildIndex();
@@ -198,7 +202,7 @@ Result<Profile> ParseProfile(const std::string& json_text, const std::string& wh
   if (const json* runs = internal::Field(root, "runs"); runs && runs->is_number_integer()) {
     p.runs = static_cast<int>(runs->get<int64_t>());
   }
-  if (const json* kernels = internal::Field(root, "kernels")) {
+  if (const json* kernels = internal::Field(root, "kernels"); kernels && !kernels->is_null()) {
     if (!kernels->is_string()) return Fail(what + ": 'kernels' must be a string");
     p.kernels = kernels->get<std::string>();
   }

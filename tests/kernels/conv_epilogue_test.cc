@@ -602,6 +602,10 @@ TEST(GemmEpilogueTest, DriversEveryTileRemainderAndIsa) {
       // panels over all of it, then a dot tail (3025), one vector shifted
       // back (3136 and 531) or two (600).
       if ((m == 16 || m == 24) && k == 16) ns.insert(ns.end(), {531, 600, 3025, 3136});
+      // Several full tiles after a row block's first at k = 16 through the
+      // 12-, 8- and 4-row kernels (AVX-512: m = 16 and 24 take the 48-column
+      // panels instead) and AVX2's shifted 4-row window.
+      if (k == 16 && (m == 5 || m == 11 || m == 13 || m == 29)) ns.push_back(144);
       for (const int64_t n : ns) {
         if (k > 16 && n % 16 != 0 && n % 16 != 1 && n % 16 != 15 && n != 49 && n != 50 &&
             n != 169) {

@@ -87,6 +87,10 @@ TEST(Profile, MergeKeepsEveryEntry) {
   EXPECT_EQ(a.kernels, "avx2, portable");
   a.Merge(c);  // a third file, of an ISA already listed
   EXPECT_EQ(a.kernels, "avx2, portable");
+  Profile d = b;  // a merged profile's list, one ISA new
+  d.kernels = "portable, avx512, avx2";
+  a.Merge(d);
+  EXPECT_EQ(a.kernels, "avx2, portable, avx512");
 }
 
 void ExpectError(const std::string& text, const std::string& needle) {
@@ -104,6 +108,7 @@ TEST(Profile, ErrorsNameTheFileAndField) {
   ExpectError(Doc("", "\"1\""), "is not supported");
   ExpectError(R"({"baton_profile": 1})", "'entries' must be a list");
   ExpectError(R"({"baton_profile": 1, "kernels": 2, "entries": []})", "'kernels' must be a string");
+  EXPECT_TRUE(ParseProfile(R"({"baton_profile": 1, "kernels": null, "entries": []})", "n").ok());
   ExpectError(Doc(R"({"op": "Conv"})"), "entries[0]: 'device'");
   std::string e = Entry("npu0", "npu", 0.1);
   ExpectError(Doc(std::string(e).replace(e.find("\"Conv\""), 6, "\"Frob\"")), "unknown op 'Frob'");

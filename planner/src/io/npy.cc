@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -288,9 +289,16 @@ Result<std::string> ReadFile(const std::string& path) {
   // streaming it through a stringbuf copied a 21 MB plan several times as
   // the buffer grew (0.5 s of `baton run`'s start). Pipes and other streams
   // without a size take the streaming path.
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.good() ? static_cast<std::streamoff>(in.tellg()) : -1;
-  if (size >= 0) {
+  // Directories and other special files stream too (seeking to a
+  // directory's end gives a meaningless size).
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  std::streamoff size = -1;
+  if (regular) {
+    in.seekg(0, std::ios::end);
+    if (in.good()) size = static_cast<std::streamoff>(in.tellg());
+  }
+  if (size >= 0 && static_cast<uintmax_t>(size) <= std::string().max_size()) {
     in.seekg(0, std::ios::beg);
     std::string bytes(static_cast<size_t>(size), '\0');
     in.read(bytes.data(), size);
