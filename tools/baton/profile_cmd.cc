@@ -135,7 +135,7 @@ int RunProfile(const ProfileArgs& a) {
   planner::Check written = files.Commit();
   if (!written.ok()) return fail(written.error());
   std::printf("profiled %zu node(s) over %d run(s) (kernels: %s); wrote %s\n",
-              profile.entries.size(), a.runs, KernelIsaName(ActiveKernelIsa()), a.output.c_str());
+              profile.entries.size(), a.runs, profile.kernels.c_str(), a.output.c_str());
   return 0;
 }
 
