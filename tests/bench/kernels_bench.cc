@@ -487,9 +487,15 @@ void RegisterPerIsa() {
       {"RunConv/Conv1x1_96to576_14x14", {96, 14, 14, 576, 1, 1, 1, true}, benchmark::kMicrosecond},
       // resnet50's bottleneck 1x1 layers: large k and m on 56-, 28- and 14-wide planes.
       {"RunConv/Conv1x1_256to64_56x56", {256, 56, 56, 64, 1, 1, 1, false}, benchmark::kMicrosecond},
-      {"RunConv/Conv1x1_128to512_28x28", {128, 28, 28, 512, 1, 1, 1, false}, benchmark::kMicrosecond},
-      {"RunConv/Conv1x1_256to1024_14x14", {256, 14, 14, 1024, 1, 1, 1, false}, benchmark::kMicrosecond},
-      {"RunConv/Conv1x1_1024to256_14x14", {1024, 14, 14, 256, 1, 1, 1, false}, benchmark::kMicrosecond},
+      {"RunConv/Conv1x1_128to512_28x28",
+       {128, 28, 28, 512, 1, 1, 1, false},
+       benchmark::kMicrosecond},
+      {"RunConv/Conv1x1_256to1024_14x14",
+       {256, 14, 14, 1024, 1, 1, 1, false},
+       benchmark::kMicrosecond},
+      {"RunConv/Conv1x1_1024to256_14x14",
+       {1024, 14, 14, 256, 1, 1, 1, false},
+       benchmark::kMicrosecond},
       // mnasnet0_5's 8 -> 24 at 112x112: k = 8 on a wide plane.
       {"RunConv/Conv1x1_8to24_112x112", {8, 112, 112, 24, 1, 1, 1, true}, benchmark::kMicrosecond},
       // Depthwise: channel blocks at stride 1 and 2 (one zmm, two ymm or the
