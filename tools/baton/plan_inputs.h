@@ -14,12 +14,16 @@
 
 namespace baton::tool {
 
-// A plan file's bytes, 16-byte aligned, and the runtime's view of them (the
+// A plan file's bytes, 64-byte aligned, and the runtime's view of them (the
 // runtime loader's checks, checksum included, have passed).
 struct LoadedRunPlan {
   linux_port::AlignedBytes bytes;
   PlanView view;
 };
+
+// A file's bytes in 64-byte-aligned memory (regular files read straight
+// into it); the error names the file.
+planner::Result<linux_port::AlignedBytes> ReadAligned(const std::string& path);
 
 // Reads and loads `path`; the error names the file.
 planner::Check LoadRunPlan(const std::string& path, LoadedRunPlan* out);

@@ -12,9 +12,12 @@ namespace baton::linux_port {
 
 void AlignedBytes::Free::operator()(uint8_t* p) const { std::free(p); }
 
-AlignedBytes::AlignedBytes(const void* data, size_t size) : size_(size) {
+AlignedBytes::AlignedBytes(size_t size) : size_(size) {
   data_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64 + 64)));
   if (!data_) std::abort();
+}
+
+AlignedBytes::AlignedBytes(const void* data, size_t size) : AlignedBytes(size) {
   std::memcpy(data_.get(), data, size);
 }
 

@@ -26,7 +26,11 @@ class AlignedBytes {
  public:
   AlignedBytes() = default;
   explicit AlignedBytes(const void* data, size_t size);
+  // `size` bytes of unspecified contents, to be filled through mutable_data()
+  // (a file read straight into aligned memory).
+  explicit AlignedBytes(size_t size);
   const uint8_t* data() const { return data_.get(); }
+  uint8_t* mutable_data() { return data_.get(); }
   size_t size() const { return size_; }
 
  private:

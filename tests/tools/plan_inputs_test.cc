@@ -1,0 +1,96 @@
+// ReadAligned, what `baton run` and `baton profile` load a plan with: every
+// byte of a regular file, a pipe or a /proc file, in 64-byte-aligned memory.
+
+#include "plan_inputs.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace baton::tool {
+namespace {
+
+std::string Pattern(size_t size) {
+  std::string bytes;
+  for (size_t i = 0; i < size; ++i) bytes += static_cast<char>(i * 7 % 251);
+  bytes[5] = '\0';
+  return bytes;
+}
+
+std::string AsString(const linux_port::AlignedBytes& b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+bool Aligned64(const linux_port::AlignedBytes& b) {
+  return reinterpret_cast<uintptr_t>(b.data()) % 64 == 0;
+}
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  std::fclose(f);
+}
+
+TEST(ReadAligned, RegularFileWholeAndAligned) {
+  const std::string path = std::string(BATON_BINARY_DIR) + "/read_aligned_test.bin";
+  for (size_t size : {size_t{1}, size_t{63}, size_t{64}, size_t{300001}}) {
+    const std::string bytes = Pattern(size < 6 ? 6 : size).substr(0, size);
+    WriteBytes(path, bytes);
+    planner::Result<linux_port::AlignedBytes> read = ReadAligned(path);
+    ASSERT_TRUE(read.ok()) << read.error();
+    EXPECT_EQ(read->size(), size);
+    EXPECT_TRUE(AsString(*read) == bytes) << "size " << size;
+    EXPECT_TRUE(Aligned64(*read)) << "size " << size;
+  }
+  // An empty file: no bytes, not an error (the plan loader then names it).
+  WriteBytes(path, "");
+  planner::Result<linux_port::AlignedBytes> empty = ReadAligned(path);
+  ASSERT_TRUE(empty.ok()) << empty.error();
+  EXPECT_EQ(empty->size(), 0u);
+  std::remove(path.c_str());
+
+  planner::Result<linux_port::AlignedBytes> missing = ReadAligned(path + ".missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("read_aligned_test.bin.missing"), std::string::npos)
+      << missing.error();
+}
+
+// A pipe has no size: the streaming fallback still returns every byte,
+// aligned. /proc files say 0 bytes but have some.
+TEST(ReadAligned, PipesAndProcFilesWhole) {
+  const std::string bytes = Pattern(300000);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = write(fds[1], bytes.data() + at, bytes.size() - at);
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  planner::Result<linux_port::AlignedBytes> piped = ReadAligned("/dev/fd/" + std::to_string(fds[0]));
+  // The read end closes first: a read that stopped early fails the checks
+  // below instead of leaving the writer blocked (SIGPIPE ignored).
+  signal(SIGPIPE, SIG_IGN);
+  close(fds[0]);
+  writer.join();
+  ASSERT_TRUE(piped.ok()) << piped.error();
+  EXPECT_TRUE(AsString(*piped) == bytes) << piped->size() << " of " << bytes.size() << " bytes";
+  EXPECT_TRUE(Aligned64(*piped));
+
+  planner::Result<linux_port::AlignedBytes> proc = ReadAligned("/proc/self/status");
+  ASSERT_TRUE(proc.ok()) << proc.error();
+  EXPECT_NE(AsString(*proc).find("Name:"), std::string::npos) << proc->size() << " bytes";
+}
+
+}  // namespace
+}  // namespace baton::tool
