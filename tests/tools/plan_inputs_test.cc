@@ -77,7 +77,8 @@ TEST(ReadAligned, PipesAndProcFilesWhole) {
     }
     close(fds[1]);
   });
-  planner::Result<linux_port::AlignedBytes> piped = ReadAligned("/dev/fd/" + std::to_string(fds[0]));
+  planner::Result<linux_port::AlignedBytes> piped =
+      ReadAligned("/dev/fd/" + std::to_string(fds[0]));
   // The read end closes first: a read that stopped early fails the checks
   // below instead of leaving the writer blocked (SIGPIPE ignored).
   signal(SIGPIPE, SIG_IGN);
