@@ -5,6 +5,7 @@ Markdown table.
 
 usage: bench_vs_torch.py BATON_TOOL OUT_DIR [--models m1,m2,...] [--repeat N] [--size S]
                          [--isas auto,avx2,portable] [--no-torch] [--no-ort]
+                         [--docs docs/performance.md]
 
 For each model: export it (torchvision architectures with
 tools/export_torchvision.py, random weights; the models in EXTRA_MODELS
@@ -35,14 +36,21 @@ AVX. "auto", "avx512" and "avx512vnni" rows run the install as it is.
 
 A model Baton cannot plan or run still gets a row: its Baton cells say
 "unsupported" with the first line of the error, and the others are measured.
+
+--docs FILE also writes the table, the CPU line (model and flags) and the
+command into FILE between its "bench_vs_torch.py --docs" marker lines
+(docs/performance.md has them), leaving the rest of FILE as it was; without
+exactly one pair of markers it writes nothing and says so.
 """
 import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -228,6 +236,25 @@ def ratio(a, b):
     return f"{a[0] / b[0]:.2f}" if isinstance(a, tuple) and isinstance(b, tuple) else DASH
 
 
+# --docs FILE replaces what lies between these two lines of FILE (docs/performance.md
+# has them) with the table, the CPU line and the command; the rest of FILE is kept
+# byte for byte.
+DOCS_BEGIN = "<!-- bench_vs_torch.py --docs: begin -->"
+DOCS_END = "<!-- bench_vs_torch.py --docs: end -->"
+
+
+def replace_docs_block(text, block):
+    """`text` with the lines between DOCS_BEGIN and DOCS_END replaced by `block`.
+    ValueError unless each marker occurs exactly once, the begin marker first."""
+    if text.count(DOCS_BEGIN) != 1 or text.count(DOCS_END) != 1:
+        raise ValueError(f"expected exactly one '{DOCS_BEGIN}' and one '{DOCS_END}' line")
+    begin = text.index(DOCS_BEGIN) + len(DOCS_BEGIN)
+    end = text.index(DOCS_END)
+    if end < begin:
+        raise ValueError(f"'{DOCS_END}' comes before '{DOCS_BEGIN}'")
+    return text[:begin] + "\n" + block.rstrip("\n") + "\n" + text[end:]
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--torch-worker":
         torch_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
@@ -244,6 +271,9 @@ def main():
     ap.add_argument("--no-torch", action="store_true",
                     help="do not time torch (errors are still against torch's output)")
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--docs", metavar="FILE",
+                    help="also write the table, with the CPU's flags and this command, "
+                         "between FILE's bench_vs_torch.py markers (docs/performance.md)")
     ap.add_argument("--no-winograd-weights", action="store_true",
                     help="plan without --winograd-weights (ONNX Runtime transforms its weights "
                     "once, at session creation; the option is Baton's way to do the same)")
@@ -337,15 +367,15 @@ def main():
             label = f"auto ({used})" if isa == "auto" and not row_baton_error else isa
             rows.append((name, label, baton, ort, torch_t, baton_err, ort_err))
 
-    print(cpu_line())
-    print()
-    print("| model | ISA | baton median / min ms | ORT median / min ms | torch median / min ms "
-          "| baton/ORT | baton/torch | max rel. err. baton vs torch "
-          "| max rel. err. ORT vs torch |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    out = [cpu_line(), ""]
+    out.append("| model | ISA | baton median / min ms | ORT median / min ms | torch median / min ms "
+               "| baton/ORT | baton/torch | max rel. err. baton vs torch "
+               "| max rel. err. ORT vs torch |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     for name, label, baton, ort, torch_t, b_err, o_err in rows:
-        print(f"| {name} | {label} | {fmt_pair(baton)} | {fmt_pair(ort)} | {fmt_pair(torch_t)} "
-              f"| {ratio(baton, ort)} | {ratio(baton, torch_t)} | {b_err} | {o_err} |")
+        out.append(f"| {name} | {label} | {fmt_pair(baton)} | {fmt_pair(ort)} "
+                   f"| {fmt_pair(torch_t)} | {ratio(baton, ort)} | {ratio(baton, torch_t)} "
+                   f"| {b_err} | {o_err} |")
     sizes = f"torchvision input 1x3x{args.size}x{args.size}"
     if any(n in EXTRA_MODELS for n in args.models.split(",")):
         sizes += "; " + ", ".join(f"{n}: its own input" for n in args.models.split(",")
@@ -358,9 +388,24 @@ def main():
                           f"{cap_isa.ISA_CAPS[isa].upper()} (tools/ort/cap_isa.py)"
                           for isa in isas if cap_isa.ISA_CAPS.get(isa) and isa in ort_roots))
     plan_note = " ".join(["baton plan"] + plan_flags)
-    print(f"\n({torch_note}; {plan_note}, baton run --cooperative, 1 thread; {ort_note}; {sizes}; "
-          f"{args.repeat} runs x {ROUNDS} rounds after a warm-up, alternating, the best round's "
-          f"median and min shown; errors are max |y - torch| / max |torch|)")
+    out.append("")
+    out.append(f"({torch_note}; {plan_note}, baton run --cooperative, 1 thread; {ort_note}; "
+               f"{sizes}; {args.repeat} runs x {ROUNDS} rounds after a warm-up, alternating, "
+               "the best round's median and min shown; errors are max |y - torch| / max |torch|)")
+    print("\n".join(out))
+    if args.docs:
+        command = " ".join(["tools/bench_vs_torch.py"] + [shlex.quote(a) for a in sys.argv[1:]])
+        block = (f"Generated {time.strftime('%Y-%m-%d')} by `{command}`:\n\n" + "\n".join(out))
+        try:
+            with open(args.docs, encoding="utf-8") as f:
+                text = replace_docs_block(f.read(), block)
+        except (OSError, ValueError) as e:
+            sys.exit(f"--docs {args.docs}: {e}; the table is printed above, nothing was written")
+        tmp = args.docs + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, args.docs)
+        print(f"wrote the table into {args.docs}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@
 #                      SSE, the benchmark's peer in its avx2 and portable rows):
 #                      the patch, the copy, and the copy's outputs against torch
 #
-# All need onnxruntime-node from tools/ort/install.sh (tools/install_deps.sh
+#   ort.bench_docs     tools/bench_vs_torch.py --docs: the table replaces only
+#                      what lies between docs/performance.md's marker lines
+#                      (needs no ONNX Runtime)
+#
+# The others need onnxruntime-node from tools/ort/install.sh (tools/install_deps.sh
 # runs it); without it they fail and say so. Together a few seconds.
 set(_ort_test ${CMAKE_CURRENT_LIST_DIR}/ort_test.py)
 add_test(NAME ort.matches_torch
@@ -24,3 +28,6 @@ if(CMAKE_HOST_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")  # the patch is
     COMMAND ${BATON_PYTHON} ${_ort_test} caps --work ${CMAKE_BINARY_DIR}/ort_test/caps)
   set_tests_properties(ort.capped_copies PROPERTIES TIMEOUT 120)
 endif()
+add_test(NAME ort.bench_docs
+  COMMAND ${BATON_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/bench_docs_test.py)
+set_tests_properties(ort.bench_docs PROPERTIES TIMEOUT 60)
