@@ -368,9 +368,9 @@ def main():
             rows.append((name, label, baton, ort, torch_t, baton_err, ort_err))
 
     out = [cpu_line(), ""]
-    out.append("| model | ISA | baton median / min ms | ORT median / min ms | torch median / min ms "
-               "| baton/ORT | baton/torch | max rel. err. baton vs torch "
-               "| max rel. err. ORT vs torch |")
+    out.append("| model | ISA | baton median / min ms | ORT median / min ms "
+               "| torch median / min ms | baton/ORT | baton/torch "
+               "| max rel. err. baton vs torch | max rel. err. ORT vs torch |")
     out.append("|---|---|---|---|---|---|---|---|---|")
     for name, label, baton, ort, torch_t, b_err, o_err in rows:
         out.append(f"| {name} | {label} | {fmt_pair(baton)} | {fmt_pair(ort)} "
