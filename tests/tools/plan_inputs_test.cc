@@ -4,14 +4,12 @@
 #include "plan_inputs.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
-#include <thread>
+
+#include "common/pipe_feeder.h"
 
 namespace baton::tool {
 namespace {
@@ -66,24 +64,10 @@ TEST(ReadAligned, RegularFileWholeAndAligned) {
 // aligned. /proc files say 0 bytes but have some.
 TEST(ReadAligned, PipesAndProcFilesWhole) {
   const std::string bytes = Pattern(300000);
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  std::thread writer([&] {
-    size_t at = 0;
-    while (at < bytes.size()) {
-      const ssize_t n = write(fds[1], bytes.data() + at, bytes.size() - at);
-      if (n <= 0) break;
-      at += static_cast<size_t>(n);
-    }
-    close(fds[1]);
-  });
-  planner::Result<linux_port::AlignedBytes> piped =
-      ReadAligned("/dev/fd/" + std::to_string(fds[0]));
-  // The read end closes first: a read that stopped early fails the checks
-  // below instead of leaving the writer blocked (SIGPIPE ignored).
-  signal(SIGPIPE, SIG_IGN);
-  close(fds[0]);
-  writer.join();
+  test::PipeFeeder pipe(bytes);
+  ASSERT_TRUE(pipe.ok());
+  planner::Result<linux_port::AlignedBytes> piped = ReadAligned(pipe.Path());
+  pipe.Finish();
   ASSERT_TRUE(piped.ok()) << piped.error();
   EXPECT_TRUE(AsString(*piped) == bytes) << piped->size() << " of " << bytes.size() << " bytes";
   EXPECT_TRUE(Aligned64(*piped));

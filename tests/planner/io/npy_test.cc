@@ -6,13 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
+
+#include "common/pipe_feeder.h"
 
 namespace baton::planner {
 namespace {
@@ -137,23 +135,10 @@ TEST(ReadFile, RegularFilesAndPipesWhole) {
   ASSERT_TRUE(file.ok()) << file.error();
   EXPECT_TRUE(*file == bytes) << file->size() << " of " << bytes.size() << " bytes";
 
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  std::thread writer([&] {
-    size_t at = 0;
-    while (at < bytes.size()) {
-      const ssize_t n = write(fds[1], bytes.data() + at, bytes.size() - at);
-      if (n <= 0) break;
-      at += static_cast<size_t>(n);
-    }
-    close(fds[1]);
-  });
-  Result<std::string> piped = ReadFile("/dev/fd/" + std::to_string(fds[0]));
-  // Closing the read end first: a ReadFile that stopped early fails the
-  // checks below instead of leaving the writer blocked (SIGPIPE ignored).
-  signal(SIGPIPE, SIG_IGN);
-  close(fds[0]);
-  writer.join();
+  test::PipeFeeder pipe(bytes);
+  ASSERT_TRUE(pipe.ok());
+  Result<std::string> piped = ReadFile(pipe.Path());
+  pipe.Finish();
   ASSERT_TRUE(piped.ok()) << piped.error();
   EXPECT_TRUE(*piped == bytes) << piped->size() << " of " << bytes.size() << " bytes";
 
