@@ -50,6 +50,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -255,6 +256,24 @@ def replace_docs_block(text, block):
     return text[:begin] + "\n" + block.rstrip("\n") + "\n" + text[end:]
 
 
+def write_docs_block(path, block):
+    """Replaces `path`'s block (replace_docs_block) through a temporary file in
+    the same folder, renamed over it: `path` is either as it was or whole.
+    OSError or ValueError leave it untouched and no temporary file behind."""
+    with open(path, encoding="utf-8") as f:
+        text = replace_docs_block(f.read(), block)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                               prefix=os.path.basename(path) + ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--torch-worker":
         torch_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
@@ -278,6 +297,13 @@ def main():
                     help="plan without --winograd-weights (ONNX Runtime transforms its weights "
                     "once, at session creation; the option is Baton's way to do the same)")
     args = ap.parse_args()
+    if args.docs:
+        # Before the minutes of timing: a file without its markers fails now.
+        try:
+            with open(args.docs, encoding="utf-8") as f:
+                replace_docs_block(f.read(), "")
+        except (OSError, ValueError) as e:
+            sys.exit(f"--docs {args.docs}: {e}")
     plan_flags = [] if args.no_winograd_weights else ["--winograd-weights"]
     isas = args.isas.split(",")
     for isa in isas:
@@ -397,14 +423,9 @@ def main():
         command = " ".join(["tools/bench_vs_torch.py"] + [shlex.quote(a) for a in sys.argv[1:]])
         block = (f"Generated {time.strftime('%Y-%m-%d')} by `{command}`:\n\n" + "\n".join(out))
         try:
-            with open(args.docs, encoding="utf-8") as f:
-                text = replace_docs_block(f.read(), block)
+            write_docs_block(args.docs, block)
         except (OSError, ValueError) as e:
             sys.exit(f"--docs {args.docs}: {e}; the table is printed above, nothing was written")
-        tmp = args.docs + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, args.docs)
         print(f"wrote the table into {args.docs}", file=sys.stderr)
 
 

@@ -36,6 +36,35 @@ def main():
     expect_error(head + b.DOCS_BEGIN + tail, "no end marker")
     expect_error(head + b.DOCS_END + "\n" + b.DOCS_BEGIN + tail, "markers reversed")
     expect_error(text + b.DOCS_BEGIN, "two begin markers")
+    # The file itself: written whole, its mode kept, no temporary file left;
+    # a file without markers is left as it was.
+    import stat
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "perf.md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(path, 0o640)
+        b.write_docs_block(path, "| new |")
+        with open(path, encoding="utf-8") as f:
+            written = f.read()
+        if written != head + b.DOCS_BEGIN + "\n| new |\n" + b.DOCS_END + tail:
+            sys.exit(f"FAIL: written file:\n{written!r}")
+        if stat.S_IMODE(os.stat(path).st_mode) != 0o640:
+            sys.exit("FAIL: the file's mode changed")
+        bare = os.path.join(d, "bare.md")
+        with open(bare, "w", encoding="utf-8") as f:
+            f.write(head)
+        try:
+            b.write_docs_block(bare, "| new |")
+            sys.exit("FAIL: a file without markers: no error")
+        except ValueError:
+            pass
+        with open(bare, encoding="utf-8") as f:
+            if f.read() != head:
+                sys.exit("FAIL: a file without markers was changed")
+        if sorted(os.listdir(d)) != ["bare.md", "perf.md"]:
+            sys.exit(f"FAIL: files left behind: {sorted(os.listdir(d))}")
     # The real file carries exactly one pair.
     docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                         "performance.md")

@@ -36,11 +36,18 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
   std::fclose(f);
 }
 
+// Removes `path` when the test ends, passed or not.
+struct RemoveAtEnd {
+  std::string path;
+  ~RemoveAtEnd() { std::remove(path.c_str()); }
+};
+
 TEST(ReadAligned, RegularFileWholeAndAligned) {
   const std::string path = std::string(BATON_BINARY_DIR) + "/read_aligned_test.bin";
+  const RemoveAtEnd cleanup{path};
   for (size_t size : {size_t{1}, size_t{63}, size_t{64}, size_t{300001}}) {
     const std::string bytes = Pattern(size < 6 ? 6 : size).substr(0, size);
-    WriteBytes(path, bytes);
+    ASSERT_NO_FATAL_FAILURE(WriteBytes(path, bytes));
     planner::Result<linux_port::AlignedBytes> read = ReadAligned(path);
     ASSERT_TRUE(read.ok()) << read.error();
     EXPECT_EQ(read->size(), size);
@@ -48,11 +55,10 @@ TEST(ReadAligned, RegularFileWholeAndAligned) {
     EXPECT_TRUE(Aligned64(*read)) << "size " << size;
   }
   // An empty file: no bytes, not an error (the plan loader then names it).
-  WriteBytes(path, "");
+  ASSERT_NO_FATAL_FAILURE(WriteBytes(path, ""));
   planner::Result<linux_port::AlignedBytes> empty = ReadAligned(path);
   ASSERT_TRUE(empty.ok()) << empty.error();
   EXPECT_EQ(empty->size(), 0u);
-  std::remove(path.c_str());
 
   planner::Result<linux_port::AlignedBytes> missing = ReadAligned(path + ".missing");
   ASSERT_FALSE(missing.ok());

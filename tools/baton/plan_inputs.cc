@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <string>
 
 #include "baton/kernels.h"
 #include "baton/planner/graph.h"
@@ -28,7 +29,8 @@ planner::Result<linux_port::AlignedBytes> ReadAligned(const std::string& path) {
   // A regular file goes straight into the aligned buffer: one copy of a
   // 21 MB plan instead of two (a string, then the aligned copy). Anything
   // else (a pipe, /proc's files, which say 0 bytes, a file that changed size
-  // while read) through planner::ReadFile's stream.
+  // while read, or was replaced by another kind between the check and the
+  // open) through planner::ReadFile's stream.
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     std::ifstream in(path, std::ios::binary);
@@ -38,6 +40,9 @@ planner::Result<linux_port::AlignedBytes> ReadAligned(const std::string& path) {
     if (size > 0 && static_cast<uintmax_t>(size) <= std::numeric_limits<size_t>::max() / 2) {
       in.seekg(0, std::ios::beg);
       linux_port::AlignedBytes bytes(static_cast<size_t>(size));
+      if (bytes.data() == nullptr) {
+        return planner::Fail(path + ": cannot allocate " + std::to_string(size) + " bytes");
+      }
       in.read(reinterpret_cast<char*>(bytes.mutable_data()), size);
       if (in.gcount() == size && in.peek() == std::ifstream::traits_type::eof()) return bytes;
     }

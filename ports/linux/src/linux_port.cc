@@ -14,10 +14,11 @@ void AlignedBytes::Free::operator()(uint8_t* p) const { std::free(p); }
 
 AlignedBytes::AlignedBytes(size_t size) : size_(size) {
   data_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64 + 64)));
-  if (!data_) std::abort();
+  if (!data_) size_ = 0;
 }
 
 AlignedBytes::AlignedBytes(const void* data, size_t size) : AlignedBytes(size) {
+  if (!data_) std::abort();
   std::memcpy(data_.get(), data, size);
 }
 

@@ -27,7 +27,9 @@ class AlignedBytes {
   AlignedBytes() = default;
   explicit AlignedBytes(const void* data, size_t size);
   // `size` bytes of unspecified contents, to be filled through mutable_data()
-  // (a file read straight into aligned memory).
+  // (a file read straight into aligned memory); data() is null when the
+  // allocation failed, which the caller reports (the copying constructor
+  // aborts instead).
   explicit AlignedBytes(size_t size);
   const uint8_t* data() const { return data_.get(); }
   uint8_t* mutable_data() { return data_.get(); }
