@@ -1,9 +1,5 @@
 #include "plan_inputs.h"
 
-#include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <limits>
 #include <map>
 #include <string>
 
@@ -26,29 +22,14 @@ std::string InputNames(const PlanView& view) {
 }  // namespace
 
 planner::Result<linux_port::AlignedBytes> ReadAligned(const std::string& path) {
-  // A regular file goes straight into the aligned buffer: one copy of a
-  // 21 MB plan instead of two (a string, then the aligned copy). Anything
-  // else (a pipe, /proc's files, which say 0 bytes, a file that changed size
-  // while read, or was replaced by another kind between the check and the
-  // open) through planner::ReadFile's stream.
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec)) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return planner::Fail(path + ": cannot open");
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.good() ? static_cast<std::streamoff>(in.tellg()) : -1;
-    if (size > 0 && static_cast<uintmax_t>(size) <= std::numeric_limits<size_t>::max() / 2) {
-      in.seekg(0, std::ios::beg);
-      linux_port::AlignedBytes bytes(static_cast<size_t>(size));
-      if (bytes.data() == nullptr) {
-        return planner::Fail(path + ": cannot allocate " + std::to_string(size) + " bytes");
-      }
-      in.read(reinterpret_cast<char*>(bytes.mutable_data()), size);
-      if (in.gcount() == size && in.peek() == std::ifstream::traits_type::eof()) return bytes;
-    }
-  }
-  BATON_ASSIGN_OR_RETURN(std::string text, planner::ReadFile(path));
-  return linux_port::AlignedBytes(text.data(), text.size());
+  // Straight into the aligned buffer: one copy of a 21 MB plan instead of
+  // two (a string, then the aligned copy).
+  linux_port::AlignedBytes bytes;
+  BATON_TRY(planner::ReadFileInto(path, [&bytes](size_t size) {
+    bytes = linux_port::AlignedBytes(size);
+    return reinterpret_cast<char*>(bytes.mutable_data());
+  }));
+  return bytes;
 }
 
 planner::Check LoadRunPlan(const std::string& path, LoadedRunPlan* out) {

@@ -283,24 +283,36 @@ Check WriteNpy(const std::string& path, const NpyArray& array) {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
+  std::string bytes;
+  BATON_TRY(ReadFileInto(path, [&bytes](size_t size) {
+    bytes.assign(size, '\0');
+    return bytes.data();
+  }));
+  return bytes;
+}
+
+Check ReadFileInto(const std::string& path, const std::function<char*(size_t)>& buffer) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Fail(path + ": cannot open");
-  // A regular file is read once into a string of its size: streaming it
-  // through a stringbuf copied a 21 MB plan several times as the buffer grew
-  // (0.5 s of `baton run`'s start). Pipes, directories and other special
+  // A regular file is read once, straight into the caller's memory of its
+  // size: streaming it through a stringbuf copied a 21 MB plan several
+  // times as the buffer grew (0.5 s of `baton run`'s start), and `baton
+  // run` wants it 64-byte aligned. Pipes, directories and other special
   // files take the streaming path (a directory's end is a meaningless size).
   std::error_code ec;
-  const bool regular = std::filesystem::is_regular_file(path, ec);
   std::streamoff size = -1;
-  if (regular) {
+  if (std::filesystem::is_regular_file(path, ec)) {
     in.seekg(0, std::ios::end);
     if (in.good()) size = static_cast<std::streamoff>(in.tellg());
   }
   if (size >= 0 && static_cast<uintmax_t>(size) <= std::string().max_size()) {
     in.seekg(0, std::ios::beg);
-    std::string bytes(static_cast<size_t>(size), '\0');
-    in.read(bytes.data(), size);
-    if (in.gcount() == size && in.peek() == std::ifstream::traits_type::eof()) return bytes;
+    char* p = buffer(static_cast<size_t>(size));
+    if (p == nullptr && size > 0) {
+      return Fail(path + ": cannot allocate " + std::to_string(size) + " bytes");
+    }
+    if (size > 0) in.read(p, size);
+    if (in.gcount() == size && in.peek() == std::ifstream::traits_type::eof()) return {};
     // The size was wrong (a file that changed under us, or one of /proc's,
     // which say 0): read it again as a stream from the start.
     in.clear();
@@ -312,7 +324,13 @@ Result<std::string> ReadFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return Fail(path + ": read error");
-  return ss.str();
+  const std::string streamed = ss.str();
+  char* p = buffer(streamed.size());
+  if (p == nullptr && !streamed.empty()) {
+    return Fail(path + ": cannot allocate " + std::to_string(streamed.size()) + " bytes");
+  }
+  if (!streamed.empty()) std::memcpy(p, streamed.data(), streamed.size());
+  return {};
 }
 
 Check WriteFileAtomic(const std::string& path, const std::string& bytes) {

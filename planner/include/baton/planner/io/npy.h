@@ -5,7 +5,9 @@
 // oversized dimension, or a shape that does not match the data bytes is an
 // error; Fortran-order data is reordered into C order. Writing is C order.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,13 @@ Check WriteNpy(const std::string& path, const NpyArray& array);
 
 // Whole-file helpers used by the tools; errors name the path.
 Result<std::string> ReadFile(const std::string& path);
+// Reads `path` whole into the `size` bytes `buffer(size)` returns (null: the
+// memory could not be had, an error): a regular file in one sized read
+// straight into it; a pipe, a /proc file (which says 0 bytes) or a file that
+// changed size while read is streamed first, then copied into it. `buffer`
+// may be called twice (a sized read that came out wrong); the last call's
+// memory holds the file.
+Check ReadFileInto(const std::string& path, const std::function<char*(size_t)>& buffer);
 // Writes to PATH.tmp then renames, so a failure leaves nothing partial.
 Check WriteFileAtomic(const std::string& path, const std::string& bytes);
 

@@ -25,11 +25,11 @@ namespace baton::linux_port {
 class AlignedBytes {
  public:
   AlignedBytes() = default;
+  // A copy of `size` bytes at `data` (aborts when the memory cannot be had).
   explicit AlignedBytes(const void* data, size_t size);
   // `size` bytes of unspecified contents, to be filled through mutable_data()
   // (a file read straight into aligned memory); data() is null when the
-  // allocation failed, which the caller reports (the copying constructor
-  // aborts instead).
+  // allocation failed, which the caller reports.
   explicit AlignedBytes(size_t size);
   const uint8_t* data() const { return data_.get(); }
   uint8_t* mutable_data() { return data_.get(); }
